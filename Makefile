@@ -1,0 +1,56 @@
+# Two commands: `make run` (set up, then start the app) and `make test` (set up, then every check).
+# Both create .venv when missing, are idempotent, and skip work already done (stamps in .stamps/).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMPS := .stamps
+# An NVIDIA driver means a GPU machine: install the `gpu` extra (pycuda) and let pip pick torch.
+HAS_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
+EXTRAS := $(if $(HAS_GPU),gpu,)
+# Without a GPU prefer the CPU torch wheel that lies on local disk over a CUDA build of several GB.
+TORCH_PIN := $(if $(HAS_GPU),,torch==2.13.0)
+export QT_QPA_PLATFORM ?= offscreen
+
+.PHONY: run test lint types contract pytest doctor model clean
+
+run: $(STAMPS)/app
+	$(BIN)/kernel-studio gui resources/kernels/vector_add/vector_add.cu || $(BIN)/kernel-studio doctor
+
+test: $(STAMPS)/dev lint types contract pytest
+
+lint: $(STAMPS)/dev
+	$(BIN)/ruff check app ui tests benchmarks
+
+types: $(STAMPS)/dev
+	$(BIN)/mypy app ui
+
+contract: $(STAMPS)/dev
+	$(BIN)/lint-imports
+
+pytest: $(STAMPS)/dev
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest tests
+
+doctor: $(STAMPS)/app
+	$(BIN)/kernel-studio doctor
+
+$(STAMPS)/system:
+	bash packaging/install-system-deps.sh
+	@mkdir -p $(STAMPS) && touch $@
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip wheel
+
+$(STAMPS)/app: pyproject.toml $(STAMPS)/system | $(BIN)/python
+	$(if $(TORCH_PIN),$(BIN)/python -m pip install -q "$(TORCH_PIN)")
+	$(BIN)/python -m pip install -q -e ".$(if $(EXTRAS),[$(EXTRAS)])"
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/dev: $(STAMPS)/app
+	$(BIN)/python -m pip install -q -e ".[dev$(if $(EXTRAS),$(comma)$(EXTRAS))]"
+	@touch $@
+
+comma := ,
+
+clean:
+	rm -rf $(STAMPS) build *.egg-info

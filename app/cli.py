@@ -1,0 +1,60 @@
+"""`kernel-studio`: one command with subcommands, a thin front over the core.
+
+Each subcommand lives in app/commands/<name>.py and provides HELP, add_arguments(parser) and
+run(args) -> exit code. Exit codes (DESIGN.md): 0 success or passed, 1 the kernel failed,
+2 bad usage or a bad spec, 3 could not decide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from app import __version__, offline
+from app import commands as commands_package
+
+# Help lists commands in this order; commands not named here follow alphabetically.
+ORDER = ["gui", "doctor", "compile", "verify", "bench", "ask", "propose"]
+
+
+def _command_modules() -> dict[str, ModuleType]:
+    """Every module in app.commands, keyed by its subcommand name."""
+    names = [info.name for info in pkgutil.iter_modules(commands_package.__path__)]
+    names.sort(key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+    return {name: importlib.import_module(f"app.commands.{name}") for name in names}
+
+
+def build_parser(modules: dict[str, ModuleType]) -> argparse.ArgumentParser:
+    """The top-level parser with one subparser per command module."""
+    parser = argparse.ArgumentParser(
+        prog="kernel-studio",
+        description="Write, verify and time CUDA kernels fully offline.",
+    )
+    parser.add_argument("--version", action="version", version=f"kernel-studio {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module in modules.items():
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line, run the subcommand, return its exit code."""
+    offline.enforce()
+    parser = build_parser(_command_modules())
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

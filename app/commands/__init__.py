@@ -1,0 +1,1 @@
+"""One module per `kernel-studio` subcommand (discovered by app.cli)."""

@@ -1,0 +1,25 @@
+"""`kernel-studio doctor`: report what this machine offers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from app import doctor
+
+HELP = "show what this machine offers (compilers, GPU, sanitizer, model) and what follows"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--json for machines."""
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the report; exit 0 when the app can run, 1 otherwise."""
+    checks = doctor.run_checks()
+    if args.json:
+        print(json.dumps(doctor.as_json(checks), indent=2))
+    else:
+        print(doctor.as_text(checks))
+    return 0 if doctor.can_run(checks) else 1
