@@ -1,0 +1,104 @@
+"""Resolving a spec for one case: the buffer shapes, scalar values, grid, block and shared
+memory that the expressions give, checked against CUDA's launch limits."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from app import expr
+from app.dtypes import lookup
+from app.spec import Arg, Case, Spec
+
+MAX_BLOCK_THREADS = 1024
+MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_BLOCK = (1024, 1024, 64)
+# A case that needs more host memory than this is almost certainly a typo in a size.
+MAX_TOTAL_BYTES = 16 * 2**30
+
+
+class CaseError(ValueError):
+    """A case whose expressions give an impossible launch; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """One case of a spec, with every expression evaluated."""
+
+    case: Case
+    shapes: dict[str, tuple[int, ...]]
+    scalars: dict[str, int | float]
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+
+    def nbytes(self, spec: Spec) -> int:
+        """Bytes of all buffers of this case."""
+        return sum(math.prod(self.shapes[a.name]) * lookup(a.dtype).itemsize
+                   for a in spec.args if a.is_buffer)
+
+
+def _int(text: str, case: Case, where: str) -> int:
+    """An expression that must give a whole number."""
+    try:
+        return expr.evaluate_int(text, case, where)
+    except expr.ExprError as error:
+        raise CaseError(f"{where}: {error}") from None
+
+
+def _dims(texts: tuple[str, ...], case: Case, where: str,
+          limits: tuple[int, int, int]) -> tuple[int, int, int]:
+    """grid or block as three positive sizes within CUDA's limits."""
+    values = [_int(t, case, f"{where}[{i}]") for i, t in enumerate(texts)]
+    values += [1] * (3 - len(values))
+    for i, (value, limit) in enumerate(zip(values, limits, strict=True)):
+        if not 1 <= value <= limit:
+            raise CaseError(f"{where}[{i}] is {value}; it must be from 1 to {limit}")
+    return values[0], values[1], values[2]
+
+
+def _scalar(arg: Arg, case: Case) -> int | float:
+    """A scalar argument's value, converted to its dtype (and checked to fit)."""
+    assert arg.value is not None
+    where = f"arg ({arg.name}).value"
+    try:
+        value = expr.evaluate(arg.value, case)
+    except expr.ExprError as error:
+        raise CaseError(f"{where}: {error}") from None
+    dtype = lookup(arg.dtype)
+    if dtype.is_float:
+        return float(value)
+    if isinstance(value, float) and not value.is_integer():
+        raise CaseError(f"{where}: {arg.dtype} needs a whole number, got {value}")
+    info = np.iinfo(dtype.numpy)  # type: ignore[type-var]
+    if not info.min <= int(value) <= info.max:
+        raise CaseError(f"{where}: {int(value)} does not fit in {arg.dtype}")
+    return int(value)
+
+
+def resolve(spec: Spec, case: Case) -> Resolved:
+    """Evaluate every expression of the spec for one case."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for arg in spec.args:
+        if arg.is_buffer:
+            shape = tuple(_int(s, case, f"arg ({arg.name}).shape[{i}]")
+                          for i, s in enumerate(arg.shape))
+            if any(d < 0 for d in shape):
+                raise CaseError(f"arg ({arg.name}).shape is {shape}; sizes cannot be negative")
+            shapes[arg.name] = shape
+    scalars = {a.name: _scalar(a, case) for a in spec.args if not a.is_buffer}
+    grid = _dims(spec.grid, case, "[launch].grid", MAX_GRID)
+    block = _dims(spec.block, case, "[launch].block", MAX_BLOCK)
+    if math.prod(block) > MAX_BLOCK_THREADS:
+        raise CaseError(f"[launch].block has {math.prod(block)} threads; at most "
+                        f"{MAX_BLOCK_THREADS} per block")
+    shared = _int(spec.shared_bytes, case, "[launch].shared_bytes")
+    if shared < 0:
+        raise CaseError(f"[launch].shared_bytes is {shared}; it cannot be negative")
+    resolved = Resolved(dict(case), shapes, scalars, grid, block, shared)
+    if resolved.nbytes(spec) > MAX_TOTAL_BYTES:
+        raise CaseError(f"case {case}: buffers need {resolved.nbytes(spec) / 2**30:.1f} GiB, "
+                        f"more than the {MAX_TOTAL_BYTES // 2**30} GiB limit; check the sizes")
+    return resolved

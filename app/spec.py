@@ -1,0 +1,433 @@
+"""The kernel spec, version 1 (DESIGN.md): a TOML file beside the `.cu` that says how to run
+the kernel and what is right. Parsing validates every field and names it in each problem;
+`spec_to_toml` writes what `parse_spec_text` reads, so the GUI and the CLI share one file."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from app import expr
+from app.dtypes import DTYPES
+
+KINDS = ("in", "out", "inout", "scalar")
+BUFFER_KINDS = ("in", "out", "inout")
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+INIT_PLAIN = ("normal", "uniform", "ones", "zeros", "arange")
+INIT_CALL = re.compile(r"^(uniform|randint)\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)$")
+MAX_SPEC_BYTES = 1 << 20
+
+Case = dict[str, int | float]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a spec: the field (a dotted path) and what is wrong with it."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        """`field: message`, as shown to users."""
+        return f"{self.field}: {self.message}"
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used; `problems` lists every problem found, each naming its field."""
+
+    def __init__(self, problems: list[Problem], path: Path | None = None) -> None:
+        """Keep the problems; the message lists them all."""
+        self.problems = problems
+        self.path = path
+        where = f"{path}: " if path else ""
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"{where}the spec has {len(problems)} problem(s):\n{lines}")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One kernel parameter, in order."""
+
+    name: str
+    kind: str
+    dtype: str
+    shape: tuple[str, ...] = ()
+    init: str | None = None
+    value: str | None = None
+
+    @property
+    def is_buffer(self) -> bool:
+        """Buffers are passed as device pointers; scalars by value."""
+        return self.kind in BUFFER_KINDS
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed, validated spec. Paths inside are relative to `base_dir`."""
+
+    source: str
+    entry: str
+    args: tuple[Arg, ...]
+    grid: tuple[str, ...]
+    block: tuple[str, ...]
+    reference: str
+    cases: tuple[Case, ...]
+    options: tuple[str, ...] = ()
+    shared_bytes: str = "0"
+    seeds: int = 3
+    rtol: float | None = None
+    atol: float | None = None
+    bench_case: Case = field(default_factory=dict)
+    bench_bytes: str | None = None
+    bench_flops: str | None = None
+    base_dir: Path = Path(".")
+    path: Path | None = None
+
+    @property
+    def source_path(self) -> Path:
+        """The kernel source file."""
+        return self.base_dir / self.source
+
+    @property
+    def reference_path(self) -> Path:
+        """The Python reference file."""
+        return self.base_dir / self.reference
+
+    def arg(self, name: str) -> Arg:
+        """The argument called `name`."""
+        return next(a for a in self.args if a.name == name)
+
+    def with_cases(self, cases: list[Case]) -> Spec:
+        """A copy that verifies other cases (the CLI's --case)."""
+        return replace(self, cases=tuple(cases))
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing
+
+
+class _Collector:
+    """Gathers problems so that a user sees all of them at once, not one per attempt."""
+
+    def __init__(self) -> None:
+        """Start with none."""
+        self.problems: list[Problem] = []
+
+    def add(self, where: str, message: str) -> None:
+        """Record one problem."""
+        self.problems.append(Problem(where, message))
+
+    def table(self, data: Mapping[str, Any], key: str, allowed: set[str],
+              required: bool = True) -> dict[str, Any]:
+        """A sub-table, checked for unknown keys (they are usually typos)."""
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.add(f"[{key}]", "missing section")
+            return {}
+        if not isinstance(value, dict):
+            self.add(key, f"must be a table, not {type(value).__name__}")
+            return {}
+        self.unknown_keys(value, allowed, f"[{key}]")
+        return value
+
+    def unknown_keys(self, data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+        """Report keys that version 1 of the spec does not have."""
+        for key in data:
+            if key not in allowed:
+                self.add(f"{where}.{key}", f"unknown key (allowed: {', '.join(sorted(allowed))})")
+
+    def text(self, data: Mapping[str, Any], key: str, where: str, required: bool = True,
+             default: str | None = None) -> str | None:
+        """A string field."""
+        value = data.get(key, default)
+        if value is None:
+            if required:
+                self.add(f"{where}.{key}", "missing")
+            return None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            self.add(f"{where}.{key}", f"must be text, not {type(value).__name__}")
+            return None
+        return value
+
+    def expression(self, data: Mapping[str, Any], key: str, where: str, required: bool = True,
+                   default: str | None = None) -> str | None:
+        """A field holding an expression; it must parse."""
+        value = self.text(data, key, where, required, default)
+        if value is not None:
+            try:
+                expr.parse(value)
+            except expr.ExprError as error:
+                self.add(f"{where}.{key}", str(error))
+                return None
+        return value
+
+    def expressions(self, data: Mapping[str, Any], key: str, where: str, low: int,
+                    high: int) -> tuple[str, ...]:
+        """A list of 1..3 expressions (shape, grid, block)."""
+        value = data.get(key)
+        if value is None:
+            self.add(f"{where}.{key}", "missing")
+            return ()
+        if not isinstance(value, list) or not low <= len(value) <= high:
+            self.add(f"{where}.{key}", f"must be a list of {low} to {high} expressions")
+            return ()
+        checked = [self._item_expression(item, f"{where}.{key}[{i}]")
+                   for i, item in enumerate(value)]
+        return tuple(c for c in checked if c is not None)
+
+    def _item_expression(self, value: Any, where: str) -> str | None:
+        """One element of an expression list: text (or a number) that parses."""
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            self.add(where, f"must be an expression as text, not {value!r}")
+            return None
+        try:
+            expr.parse(value)
+        except expr.ExprError as error:
+            self.add(where, str(error))
+            return None
+        return value
+
+
+def _check_init(c: _Collector, init: str, where: str) -> None:
+    """`init` must be one of the documented generators."""
+    if init in INIT_PLAIN:
+        return
+    match = INIT_CALL.match(init)
+    if not match:
+        c.add(where, f"unknown init {init!r} (use normal, uniform, uniform(lo, hi), "
+                     "randint(lo, hi), ones, zeros or arange)")
+        return
+    for bound in match.group(2, 3):
+        try:
+            float(bound)
+        except ValueError:
+            c.add(where, f"bound {bound!r} of {init!r} is not a number")
+
+
+def _parse_arg(c: _Collector, data: Any, index: int) -> Arg | None:
+    """One [[arg]] entry."""
+    where = f"arg[{index}]"
+    if not isinstance(data, dict):
+        c.add(where, "must be a table")
+        return None
+    name = c.text(data, "name", where)
+    if name is not None:
+        where = f"arg[{index}] ({name})"
+        if not IDENTIFIER.match(name):
+            c.add(f"{where}.name", "must be an identifier (letters, digits, _)")
+    c.unknown_keys(data, {"name", "kind", "dtype", "shape", "init", "value"}, where)
+    kind = c.text(data, "kind", where)
+    if kind is not None and kind not in KINDS:
+        c.add(f"{where}.kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+    dtype = c.text(data, "dtype", where)
+    if dtype is not None and dtype not in DTYPES:
+        c.add(f"{where}.dtype", f"{dtype!r} is not one of {', '.join(DTYPES)}")
+    if name is None or kind not in KINDS or dtype not in DTYPES:
+        return None
+    assert kind is not None and dtype is not None
+    if kind == "scalar":
+        return _scalar_arg(c, data, where, name, dtype)
+    return _buffer_arg(c, data, where, name, kind, dtype)
+
+
+def _scalar_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str,
+                dtype: str) -> Arg:
+    """A scalar needs a value and has no shape or init."""
+    for key in ("shape", "init"):
+        if key in data:
+            c.add(f"{where}.{key}", "a scalar has no " + key)
+    value = c.expression(data, "value", where)
+    return Arg(name, "scalar", dtype, value=value)
+
+
+def _buffer_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str, kind: str,
+                dtype: str) -> Arg:
+    """A buffer needs a shape; inputs may name an init (default normal); outputs have none."""
+    if "value" in data:
+        c.add(f"{where}.value", "a buffer has no value (only scalars do)")
+    shape = c.expressions(data, "shape", where, 1, 8)
+    init = c.text(data, "init", where, required=False)
+    if kind == "out" and init is not None:
+        c.add(f"{where}.init", "an out buffer is filled by the kernel; use kind = \"inout\" to "
+                               "give it initial values")
+        init = None
+    elif kind != "out":
+        init = init or "normal"
+        _check_init(c, init, f"{where}.init")
+    return Arg(name, kind, dtype, shape, init)
+
+
+def _parse_case(c: _Collector, value: Any, where: str) -> Case | None:
+    """A case: a table of size variables to numbers."""
+    if not isinstance(value, dict):
+        c.add(where, "a case must be a table such as { n = 1000 }")
+        return None
+    case: Case = {}
+    for key, number in value.items():
+        if not IDENTIFIER.match(key):
+            c.add(f"{where}.{key}", "must be an identifier")
+        elif isinstance(number, bool) or not isinstance(number, int | float):
+            c.add(f"{where}.{key}", f"must be a number, not {number!r}")
+        else:
+            case[key] = number
+    return case
+
+
+def _parse_cases(c: _Collector, verify: Mapping[str, Any]) -> tuple[Case, ...]:
+    """[verify].cases: a non-empty list of cases."""
+    raw = verify.get("cases")
+    if not isinstance(raw, list) or not raw:
+        c.add("[verify].cases", "must be a non-empty list of cases, e.g. [{ n = 1 }, { n = 1000 }]")
+        return ()
+    parsed = [_parse_case(c, v, f"[verify].cases[{i}]") for i, v in enumerate(raw)]
+    return tuple(p for p in parsed if p is not None)
+
+
+def _tolerance(c: _Collector, verify: Mapping[str, Any], key: str) -> float | None:
+    """rtol / atol: a non-negative number, or absent for the dtype's default."""
+    value = verify.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        c.add(f"[verify].{key}", f"must be a non-negative number, not {value!r}")
+        return None
+    return float(value)
+
+
+def _seeds(c: _Collector, verify: Mapping[str, Any]) -> int:
+    """[verify].seeds: 1 to 1000 fresh random inputs per case."""
+    seeds = verify.get("seeds", 3)
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= 1000:
+        c.add("[verify].seeds", f"must be a whole number from 1 to 1000, not {seeds!r}")
+        return 3
+    return seeds
+
+
+def _options(c: _Collector, kernel: Mapping[str, Any]) -> tuple[str, ...]:
+    """[kernel].options: a list of strings (the compiler checks them against its allowlist)."""
+    options = kernel.get("options", [])
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        c.add("[kernel].options", "must be a list of strings, e.g. [\"-O3\"]")
+        return ()
+    return tuple(options)
+
+
+def _relative_file(c: _Collector, value: str | None, where: str, base_dir: Path,
+                   check_exists: bool) -> str:
+    """A file named relative to the spec; it must stay inside the spec's folder."""
+    if value is None:
+        return ""
+    path = Path(value)
+    if path.is_absolute() or ".." in path.parts:
+        c.add(where, f"{value!r} must be a path relative to the spec's folder, inside it")
+    elif check_exists and not (base_dir / path).is_file():
+        c.add(where, f"file {value!r} not found in {base_dir}")
+    return value
+
+
+def _check_names(c: _Collector, spec_args: list[Arg]) -> None:
+    """Argument names are unique; there is at least one buffer to check."""
+    seen: set[str] = set()
+    for arg in spec_args:
+        if arg.name in seen:
+            c.add(f"arg ({arg.name})", "duplicate argument name")
+        seen.add(arg.name)
+    if spec_args and not any(a.kind in ("out", "inout") for a in spec_args):
+        c.add("arg", "no out or inout buffer: there would be nothing to verify")
+
+
+def _check_variables(c: _Collector, spec: Spec) -> None:
+    """Every size variable used in shapes, values and launch must be defined in every case."""
+    used: dict[str, set[str]] = {}
+    texts = [(f"arg ({a.name}).shape", s) for a in spec.args for s in a.shape]
+    texts += [(f"arg ({a.name}).value", a.value) for a in spec.args if a.value]
+    texts += [("[launch].grid", g) for g in spec.grid] + [("[launch].block", b) for b in spec.block]
+    texts += [("[launch].shared_bytes", spec.shared_bytes)]
+    for where, text in texts:
+        for name in expr.names(text):
+            used.setdefault(name, set()).add(where)
+    for index, case in enumerate(spec.cases):
+        for name in sorted(set(used) - set(case)):
+            c.add(f"[verify].cases[{index}]", f"does not define {name!r}, used in "
+                                               f"{', '.join(sorted(used[name]))}")
+    if spec.bench_case:
+        for name in sorted(set(used) - set(spec.bench_case)):
+            c.add("[bench].case", f"does not define {name!r}")
+
+
+def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None = None,
+                    check_files: bool = True) -> Spec:
+    """Validate a spec already read from TOML; raise SpecError listing every problem."""
+    c = _Collector()
+    c.unknown_keys(data, {"kernel", "arg", "launch", "reference", "verify", "bench"}, "spec")
+    kernel = c.table(data, "kernel", {"source", "entry", "options"})
+    launch = c.table(data, "launch", {"grid", "block", "shared_bytes"})
+    reference = c.table(data, "reference", {"python"})
+    verify = c.table(data, "verify", {"cases", "seeds", "rtol", "atol"})
+    bench = c.table(data, "bench", {"case", "bytes", "flops"}, required=False)
+    source = _relative_file(c, c.text(kernel, "source", "[kernel]"), "[kernel].source", base_dir,
+                            check_files)
+    entry = c.text(kernel, "entry", "[kernel]") or ""
+    if entry and not IDENTIFIER.match(entry):
+        c.add("[kernel].entry", f"{entry!r} is not a function name")
+    raw_args = data.get("arg", [])
+    if not isinstance(raw_args, list) or not raw_args:
+        c.add("[[arg]]", "at least one [[arg]] table is needed, one per kernel parameter")
+        raw_args = []
+    parsed_args = [_parse_arg(c, a, i) for i, a in enumerate(raw_args)]
+    spec_args = [a for a in parsed_args if a is not None]
+    _check_names(c, spec_args)
+    bench_case = _parse_case(c, bench.get("case", {}), "[bench].case") if bench else {}
+    spec = Spec(
+        source=source, entry=entry, args=tuple(spec_args),
+        grid=c.expressions(launch, "grid", "[launch]", 1, 3),
+        block=c.expressions(launch, "block", "[launch]", 1, 3),
+        shared_bytes=c.expression(launch, "shared_bytes", "[launch]", False, "0") or "0",
+        reference=_relative_file(c, c.text(reference, "python", "[reference]"),
+                                 "[reference].python", base_dir, check_files),
+        cases=_parse_cases(c, verify), options=_options(c, kernel), seeds=_seeds(c, verify),
+        rtol=_tolerance(c, verify, "rtol"), atol=_tolerance(c, verify, "atol"),
+        bench_case=bench_case or {},
+        bench_bytes=c.expression(bench, "bytes", "[bench]", required=False),
+        bench_flops=c.expression(bench, "flops", "[bench]", required=False),
+        base_dir=base_dir, path=path)
+    if not c.problems:
+        _check_variables(c, spec)
+    if c.problems:
+        raise SpecError(c.problems, path)
+    return spec
+
+
+def parse_spec_text(text: str, base_dir: Path, path: Path | None = None,
+                    check_files: bool = True) -> Spec:
+    """Parse TOML text into a Spec; SpecError names every problem (TOML syntax included)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise SpecError([Problem("toml", f"not valid TOML: {error}")], path) from None
+    return parse_spec_data(data, base_dir, path, check_files)
+
+
+def load_spec(path: Path | str) -> Spec:
+    """Read and validate a spec file; every failure is a SpecError with a clear message."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise SpecError([Problem("file", f"cannot read {path}: {error.strerror}")], path) from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise SpecError([Problem("file", f"{len(raw)} bytes is too large for a spec")], path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SpecError([Problem("file", f"not UTF-8 text (byte {error.start})")], path) from None
+    return parse_spec_text(text, path.resolve().parent, path)
