@@ -1,0 +1,412 @@
+"""The CUDA source editor: Scintilla with lexilla's C++ lexer taught CUDA's words.
+
+Positions inside Scintilla are UTF-8 byte offsets; the public methods here speak in 1-based
+lines and columns, like compiler diagnostics, and in Python strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+import lexilla
+from lexilla.pyside6_scintilla import set_lexer
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QWidget
+from pyside6_scintilla import Scintilla, ScintillaEdit
+
+from ui import cuda_language as cuda
+from ui.editor_search import SearchOptions, find_in_editor, replace_all_in_editor
+from ui.editor_style import StyleIds, apply_theme_to_editor
+from ui.editor_text import indent_after, toggle_comment
+from ui.theme import Theme
+
+M = Scintilla.MarkerSymbol
+F = Scintilla.MarkerOutline
+
+INDENT = 4
+MARGIN_NUMBERS, MARGIN_MARKERS, MARGIN_FOLD = 0, 1, 2
+MARKER_ERROR, MARKER_WARNING, MARKER_NOTE, MARKER_CORRELATED = 0, 1, 2, 3
+SEVERITY_MARKERS = {"error": MARKER_ERROR, "fatal": MARKER_ERROR, "warning": MARKER_WARNING}
+INDIC_ERROR, INDIC_WARNING, INDIC_NOTE = 8, 9, 10
+SEVERITY_INDICATORS = {MARKER_ERROR: INDIC_ERROR, MARKER_WARNING: INDIC_WARNING,
+                       MARKER_NOTE: INDIC_NOTE}
+FOLD_MASK = 0xFE000000
+BRACES = b"()[]{}"
+_WORD_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+class DiagnosticLike(Protocol):
+    """What the editor needs of a compiler diagnostic (app.compile.Diagnostic fits)."""
+
+    line: int
+    column: int
+    severity: str
+    message: str
+
+
+class CudaEditor(ScintillaEdit):
+    """A CUDA-aware code editor; widgets outside only see text snapshots, never this object."""
+
+    textEdited = Signal()
+    cursorMoved = Signal(int, int)
+    cursorLineChanged = Signal(int)
+
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        """Set up lexer, margins, folding, markers and indicators, then colour with `theme`."""
+        super().__init__(parent)
+        self._version = 0
+        self._last_line = 0
+        self._identifiers: tuple[int, set[str]] = (-1, set())
+        set_lexer(self, lexilla.create_lexer(lexilla.Language.CPP))
+        self.styles = self._set_up_words()
+        self._set_up_view()
+        self._set_up_margins()
+        self._set_up_markers()
+        self.apply_theme(theme)
+        self.modified.connect(self._on_modified)
+        self.updateUi.connect(self._on_update_ui)
+        self.charAdded.connect(self._on_char_added)
+
+    # -- set-up -------------------------------------------------------------------------------
+
+    def _set_up_words(self) -> StyleIds:
+        """Keyword sets and identifier sub-styles so CUDA words are coloured apart from C++."""
+        self.setKeyWords(0, " ".join(cuda.CPP_KEYWORDS))
+        self.setKeyWords(1, " ".join(cuda.CUDA_KEYWORDS))
+        self.setKeyWords(3, " ".join(cuda.CUDA_TYPES))
+        first = self.allocateSubStyles(StyleIds.IDENTIFIER, 2)
+        self.setIdentifiers(first, " ".join(cuda.CUDA_BUILTINS))
+        self.setIdentifiers(first + 1, " ".join(cuda.INTRINSICS))
+        for key, value in (("fold", "1"), ("fold.comment", "1"), ("fold.preprocessor", "1"),
+                           ("fold.compact", "0"), ("lexer.cpp.track.preprocessor", "0")):
+            self.setProperty(key, value)
+        return StyleIds(builtin=first, intrinsic=first + 1,
+                        annotation=self.allocateExtendedStyles(3))
+
+    def _set_up_view(self) -> None:
+        """Indentation, guides, current line, brace matching, completion and call-tip behaviour."""
+        self.setTabWidth(INDENT)
+        self.setIndent(INDENT)
+        self.setUseTabs(False)
+        self.setTabIndents(True)
+        self.setBackSpaceUnIndents(True)
+        self.setIndentationGuides(int(Scintilla.IndentView.LookBoth))
+        self.setCaretLineVisible(True)
+        self.setCaretLineVisibleAlways(True)
+        self.setScrollWidthTracking(True)
+        self.setScrollWidth(1)
+        self.autoCSetIgnoreCase(True)
+        self.autoCSetOrder(int(Scintilla.Ordering.Custom))
+        self.autoCSetMaxHeight(10)
+        self.annotationSetVisible(int(Scintilla.AnnotationVisible.Boxed))
+        self.setMouseDwellTime(500)
+
+    def _set_up_margins(self) -> None:
+        """Line numbers, a diagnostics marker margin and a clickable fold margin."""
+        self.setMarginTypeN(MARGIN_NUMBERS, int(Scintilla.MarginType.Number))
+        self.setMarginMaskN(MARGIN_NUMBERS, 0)
+        self.setMarginTypeN(MARGIN_MARKERS, int(Scintilla.MarginType.Symbol))
+        self.setMarginMaskN(MARGIN_MARKERS, 0b111)
+        self.setMarginWidthN(MARGIN_MARKERS, 16)
+        self.setMarginSensitiveN(MARGIN_MARKERS, True)
+        self.setMarginTypeN(MARGIN_FOLD, int(Scintilla.MarginType.Symbol))
+        self.setMarginMaskN(MARGIN_FOLD, FOLD_MASK)
+        self.setMarginWidthN(MARGIN_FOLD, 14)
+        self.setMarginSensitiveN(MARGIN_FOLD, True)
+        auto = Scintilla.AutomaticFold
+        self.setAutomaticFold(int(auto.Show) | int(auto.Click) | int(auto.Change))
+        self.setFoldFlags(int(Scintilla.FoldFlag.LineAfterContracted))
+        self._update_number_margin()
+
+    def _set_up_markers(self) -> None:
+        """Fold tree markers, diagnostic symbols, the correlated-line background, squiggles."""
+        for number, symbol in ((F.FolderOpen, M.BoxMinus), (F.Folder, M.BoxPlus),
+                               (F.FolderSub, M.VLine), (F.FolderTail, M.LCorner),
+                               (F.FolderEnd, M.BoxPlusConnected),
+                               (F.FolderOpenMid, M.BoxMinusConnected),
+                               (F.FolderMidTail, M.TCorner)):
+            self.markerDefine(int(number), int(symbol))
+        self.markerDefine(MARKER_ERROR, int(M.Circle))
+        self.markerDefine(MARKER_WARNING, int(M.ShortArrow))
+        self.markerDefine(MARKER_NOTE, int(M.SmallRect))
+        self.markerDefine(MARKER_CORRELATED, int(M.Background))
+        for indicator, style in ((INDIC_ERROR, Scintilla.IndicatorStyle.Squiggle),
+                                 (INDIC_WARNING, Scintilla.IndicatorStyle.Squiggle),
+                                 (INDIC_NOTE, Scintilla.IndicatorStyle.Dots)):
+            self.indicSetStyle(indicator, int(style))
+
+    def apply_theme(self, theme: Theme) -> None:
+        """Colour text, margins, markers and indicators from `theme`."""
+        apply_theme_to_editor(self, theme, self.styles)
+
+    # -- text and versions --------------------------------------------------------------------
+
+    def text(self) -> str:
+        """The whole document as a string."""
+        return bytes(self.getText(self.textLength() + 1).data()).decode("utf-8", "replace")
+
+    def set_text(self, text: str) -> None:
+        """Replace the document, forget undo history and mark it unmodified."""
+        self.setText(text)
+        self.emptyUndoBuffer()
+        self.setSavePoint()
+        self.gotoPos(0)
+
+    @property
+    def version(self) -> int:
+        """A counter bumped by every text change; pairs with text() in snapshots."""
+        return self._version
+
+    def snapshot(self) -> tuple[str, int]:
+        """An immutable copy of the text with its version, for work done off the GUI thread."""
+        return self.text(), self._version
+
+    def is_modified(self) -> bool:
+        """Whether the text differs from the last save point."""
+        return bool(self.modify())
+
+    def mark_saved(self) -> None:
+        """Record the current text as saved."""
+        self.setSavePoint()
+
+    def _on_modified(self, kind: int, *_: object) -> None:
+        """Count text changes and resize the line-number margin."""
+        flags = Scintilla.ModificationFlags
+        if kind & (int(flags.InsertText) | int(flags.DeleteText)):
+            self._version += 1
+            self._update_number_margin()
+            self.textEdited.emit()
+
+    def _update_number_margin(self) -> None:
+        """Make the line-number margin wide enough for the last line number."""
+        digits = max(3, len(str(self.lineCount())))
+        self.setMarginWidthN(MARGIN_NUMBERS, self.textWidth(33, "9" * (digits + 1)))
+
+    # -- positions ----------------------------------------------------------------------------
+
+    def cursor_line(self) -> int:
+        """The 1-based line of the caret."""
+        return int(self.lineFromPosition(self.currentPos())) + 1
+
+    def position_of(self, line: int, column: int = 1) -> int:
+        """Byte position of a 1-based line and column, clamped to the line."""
+        index = max(0, min(line - 1, self.lineCount() - 1))
+        start = int(self.positionFromLine(index))
+        end = int(self.lineEndPosition(index))
+        return min(start + max(column - 1, 0), end)
+
+    def go_to(self, line: int, column: int = 1) -> None:
+        """Move the caret to a 1-based line and column, unfold and scroll there, take focus."""
+        self.ensureVisibleEnforcePolicy(max(line - 1, 0))
+        self.gotoPos(self.position_of(line, column))
+        self.take_focus()
+
+    def take_focus(self) -> None:
+        """Give this editor keyboard focus (ScintillaEdit.setFocus is Scintilla's own message)."""
+        QWidget.setFocus(self, Qt.FocusReason.OtherFocusReason)
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its line end."""
+        raw = bytes(self.getLine(line - 1).data()).decode("utf-8", "replace")
+        return raw.rstrip("\r\n")
+
+    # -- diagnostics --------------------------------------------------------------------------
+
+    def set_diagnostics(self, diagnostics: Sequence[DiagnosticLike]) -> None:
+        """Show diagnostics as squiggles, margin markers and annotations under their lines."""
+        self.clear_diagnostics()
+        by_line: dict[int, list[DiagnosticLike]] = {}
+        for item in diagnostics:
+            if 1 <= item.line <= self.lineCount():
+                by_line.setdefault(item.line, []).append(item)
+        for line, items in by_line.items():
+            worst = min(SEVERITY_MARKERS.get(d.severity, MARKER_NOTE) for d in items)
+            self.markerAdd(line - 1, worst)
+            for item in items:
+                self._squiggle(item)
+            text = "\n".join(f"{d.severity}: {d.message}" for d in items)
+            self.annotationSetText(line - 1, text)
+            self.annotationSetStyle(line - 1, self.styles.annotation + worst)
+
+    def clear_diagnostics(self) -> None:
+        """Remove every diagnostic marker, squiggle and annotation."""
+        for marker in (MARKER_ERROR, MARKER_WARNING, MARKER_NOTE):
+            self.markerDeleteAll(marker)
+        for indicator in SEVERITY_INDICATORS.values():
+            self.setIndicatorCurrent(indicator)
+            self.indicatorClearRange(0, self.textLength())
+        self.annotationClearAll()
+
+    def _squiggle(self, item: DiagnosticLike) -> None:
+        """Underline the word a diagnostic points at (or the line's code when no column)."""
+        marker = SEVERITY_MARKERS.get(item.severity, MARKER_NOTE)
+        if item.column and item.column > 0:
+            start = self.position_of(item.line, item.column)
+            end = int(self.wordEndPosition(start, True))
+            end = end if end > start else min(start + 1, int(self.lineEndPosition(item.line - 1)))
+        else:
+            start = int(self.lineIndentPosition(item.line - 1))
+            end = int(self.lineEndPosition(item.line - 1))
+        self.setIndicatorCurrent(SEVERITY_INDICATORS[marker])
+        self.indicatorFillRange(start, max(end - start, 1))
+
+    def diagnostic_lines(self) -> dict[int, int]:
+        """1-based lines carrying a diagnostic marker, with the marker bit mask (for checks)."""
+        found: dict[int, int] = {}
+        for line in range(self.lineCount()):
+            mask = int(self.markerGet(line)) & 0b111
+            if mask:
+                found[line + 1] = mask
+        return found
+
+    # -- correlated lines (PTX/SASS) ----------------------------------------------------------
+
+    def highlight_lines(self, lines: Iterable[int]) -> None:
+        """Give 1-based `lines` the correlated-line background (source of selected SASS)."""
+        self.markerDeleteAll(MARKER_CORRELATED)
+        for line in lines:
+            if 1 <= line <= self.lineCount():
+                self.markerAdd(line - 1, MARKER_CORRELATED)
+
+    # -- editing commands ---------------------------------------------------------------------
+
+    def toggle_comment(self) -> None:
+        """Comment or uncomment the lines touched by the selection, as one undo step."""
+        first = int(self.lineFromPosition(self.selectionStart()))
+        last = int(self.lineFromPosition(self.selectionEnd()))
+        if last > first and self.selectionEnd() == self.positionFromLine(last):
+            last -= 1
+        lines = [self.line_text(n + 1) for n in range(first, last + 1)]
+        start = int(self.positionFromLine(first))
+        end = int(self.lineEndPosition(last))
+        new_text = "\n".join(toggle_comment(lines))
+        self.beginUndoAction()
+        self.setTargetRange(start, end)
+        self.replaceTarget(-1, new_text)
+        self.endUndoAction()
+        self.setSel(start, start + len(new_text.encode("utf-8")))
+
+    def find_match(self, options: SearchOptions, backwards: bool = False) -> bool:
+        """Select the next (or previous) match, wrapping around; False when there is none."""
+        return find_in_editor(self, options, backwards)
+
+    def replace_all(self, options: SearchOptions, replacement: str) -> int:
+        """Replace every match as one undo step; returns how many were replaced."""
+        return replace_all_in_editor(self, options, replacement)
+
+    def show_completions(self) -> bool:
+        """Offer completions for the word before the caret; False when there are none."""
+        position = int(self.currentPos())
+        start = int(self.wordStartPosition(position, True))
+        prefix = self._text_range(start, position)
+        words = cuda.completions(prefix, self._file_identifiers()) if prefix else []
+        if not words:
+            return False
+        self.autoCShow(len(prefix.encode("utf-8")), " ".join(words))
+        return True
+
+    def _file_identifiers(self) -> set[str]:
+        """Identifiers of this file, recomputed only when the text changed."""
+        version, words = self._identifiers
+        if version != self._version:
+            words = cuda.file_identifiers(self.text())
+            self._identifiers = (self._version, words)
+        return words
+
+    def _text_range(self, start: int, end: int) -> str:
+        """Text between two byte positions."""
+        raw = bytes(self.textRange(start, end).data()) if end > start else b""
+        return raw.decode("utf-8", "replace")
+
+    # -- notifications ------------------------------------------------------------------------
+
+    def _on_char_added(self, char: int) -> None:
+        """Auto-indent, dedent a closing brace, offer completions and call tips."""
+        if char in (10, 13):
+            self._auto_indent()
+        elif char == ord("}"):
+            self._dedent_closing_brace()
+        elif char == ord("("):
+            self._show_call_tip()
+        elif char == ord(")"):
+            self.callTipCancel()
+        elif char == ord("."):
+            self._complete_member()
+        elif char in _WORD_CHARS and not self.autoCActive():
+            self._complete_word()
+
+    def _auto_indent(self) -> None:
+        """Indent a new line like the previous one, one level deeper after an opening brace."""
+        line = int(self.lineFromPosition(self.currentPos()))
+        if line == 0:
+            return
+        indent = indent_after(self.line_text(line), INDENT)
+        if indent:
+            self.setLineIndentation(line, indent)
+            self.gotoPos(self.lineIndentPosition(line))
+
+    def _dedent_closing_brace(self) -> None:
+        """Align a '}' typed on an empty line with the line of its opening brace."""
+        line = int(self.lineFromPosition(self.currentPos()))
+        if self.line_text(line + 1).strip() != "}":
+            return
+        match = int(self.braceMatch(self.currentPos() - 1, 0))
+        if match >= 0:
+            indent = int(self.lineIndentation(self.lineFromPosition(match)))
+            self.setLineIndentation(line, indent)
+            self.gotoPos(self.lineEndPosition(line))
+
+    def _word_before(self, position: int) -> str:
+        """The identifier ending at `position`."""
+        return self._text_range(int(self.wordStartPosition(position, True)), position)
+
+    def _show_call_tip(self) -> None:
+        """Show the signature of a known intrinsic when its '(' is typed."""
+        position = int(self.currentPos()) - 1
+        tip = cuda.call_tip(self._word_before(position))
+        if tip:
+            self.callTipShow(position, tip)
+
+    def _complete_member(self) -> None:
+        """Offer x, y, z after threadIdx., blockIdx., blockDim. and gridDim."""
+        if self._word_before(int(self.currentPos()) - 1) in cuda.CUDA_BUILTINS:
+            self.autoCShow(0, " ".join(cuda.DIM_MEMBERS))
+
+    def _complete_word(self) -> None:
+        """Offer completions once two characters of a word are typed."""
+        position = int(self.currentPos())
+        if position - int(self.wordStartPosition(position, True)) >= 2:
+            self.show_completions()
+
+    def _on_update_ui(self, updated: int) -> None:
+        """Match braces and report caret moves."""
+        self._match_braces()
+        position = int(self.currentPos())
+        line = int(self.lineFromPosition(position)) + 1
+        self.cursorMoved.emit(line, int(self.column(position)) + 1)
+        if line != self._last_line:
+            self._last_line = line
+            self.cursorLineChanged.emit(line)
+
+    def _match_braces(self) -> None:
+        """Highlight the brace at or before the caret and its partner, or flag it unmatched."""
+        position = int(self.currentPos())
+        for candidate in (position - 1, position):
+            if 0 <= candidate < self.textLength() and self.charAt(candidate) & 0xFF in BRACES:
+                partner = int(self.braceMatch(candidate, 0))
+                if partner >= 0:
+                    self.braceHighlight(candidate, partner)
+                else:
+                    self.braceBadLight(candidate)
+                return
+        self.braceHighlight(-1, -1)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Ctrl+Space opens completion; everything else is Scintilla's."""
+        if (event.key() == Qt.Key.Key_Space
+                and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+            self.show_completions()
+            return
+        super().keyPressEvent(event)

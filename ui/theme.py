@@ -1,0 +1,115 @@
+"""Themes: colour sets read from resources/themes/*.json and applied to the whole application.
+
+A theme is data; widgets that draw their own colours (the editor, the charts) read the current
+theme from `current()` and re-apply it when `ThemeManager.changed` fires.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+from app.paths import RESOURCES
+
+THEMES_DIR = RESOURCES / "themes"
+DEFAULT_THEME = "dark"
+
+_PALETTE_ROLES = {
+    "window": QPalette.ColorRole.Window,
+    "window_text": QPalette.ColorRole.WindowText,
+    "base": QPalette.ColorRole.Base,
+    "alternate_base": QPalette.ColorRole.AlternateBase,
+    "text": QPalette.ColorRole.Text,
+    "button": QPalette.ColorRole.Button,
+    "button_text": QPalette.ColorRole.ButtonText,
+    "highlight": QPalette.ColorRole.Highlight,
+    "highlighted_text": QPalette.ColorRole.HighlightedText,
+    "tooltip_base": QPalette.ColorRole.ToolTipBase,
+    "tooltip_text": QPalette.ColorRole.ToolTipText,
+    "placeholder_text": QPalette.ColorRole.PlaceholderText,
+    "link": QPalette.ColorRole.Link,
+}
+
+
+@dataclass(frozen=True)
+class Theme:
+    """One colour theme as stored in resources/themes/<name>.json."""
+
+    name: str
+    label: str
+    palette: dict[str, str] = field(default_factory=dict)
+    editor: dict[str, Any] = field(default_factory=dict)
+    syntax: dict[str, dict[str, Any]] = field(default_factory=dict)
+    diagnostics: dict[str, str] = field(default_factory=dict)
+    charts: dict[str, Any] = field(default_factory=dict)
+
+
+def available_themes() -> list[str]:
+    """Names of the themes shipped in resources/themes."""
+    return sorted(path.stem for path in THEMES_DIR.glob("*.json"))
+
+
+def load_theme(name: str, folder: Path = THEMES_DIR) -> Theme:
+    """Read one theme file; unknown names fall back to the default theme."""
+    path = folder / f"{name}.json"
+    if not path.exists():
+        path = folder / f"{DEFAULT_THEME}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return Theme(**{key: data[key] for key in Theme.__dataclass_fields__ if key in data})
+
+
+def bgr(colour: str) -> int:
+    """A '#rrggbb' colour as Scintilla wants it: 0xBBGGRR."""
+    value = QColor(colour)
+    return value.red() | (value.green() << 8) | (value.blue() << 16)
+
+
+def abgr(colour: str, alpha: int = 255) -> int:
+    """A '#rrggbb' colour with alpha, as Scintilla's element colours want it: 0xAABBGGRR."""
+    return bgr(colour) | (alpha << 24)
+
+
+def build_palette(theme: Theme) -> QPalette:
+    """A QPalette from the theme's palette section (disabled text greyed)."""
+    palette = QPalette()
+    for key, role in _PALETTE_ROLES.items():
+        if key in theme.palette:
+            palette.setColor(role, QColor(theme.palette[key]))
+    disabled = QColor(theme.palette.get("disabled_text", "#808080"))
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText,
+                 QPalette.ColorRole.ButtonText):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, disabled)
+    return palette
+
+
+class ThemeManager(QObject):
+    """Holds the current theme and tells the widgets that draw their own colours when it changes."""
+
+    changed = Signal(object)
+
+    def __init__(self, name: str = DEFAULT_THEME, parent: QObject | None = None) -> None:
+        """Load `name` without applying it yet (apply() touches the whole application)."""
+        super().__init__(parent)
+        self._theme = load_theme(name)
+
+    @property
+    def theme(self) -> Theme:
+        """The theme in use."""
+        return self._theme
+
+    def apply(self, name: str | None = None) -> Theme:
+        """Switch to `name` (or re-apply the current theme) and notify listeners."""
+        if name is not None:
+            self._theme = load_theme(name)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.setStyle("Fusion")
+            app.setPalette(build_palette(self._theme))
+        self.changed.emit(self._theme)
+        return self._theme
