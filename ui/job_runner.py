@@ -1,0 +1,170 @@
+"""`python -m ui.job_runner`: runs one long core job (compile, verify, bench) for the GUI.
+
+No Qt here. The GUI starts this module with QProcess, writes one JSON request to its stdin and
+reads JSON lines from its stdout: {"event": "progress", "text": ...}, then one
+{"event": "result", "data": {...}} or {"event": "error", "message": ..., "hint": ...}.
+It runs in its own process group, so the GUI's Cancel can stop it and anything it started:
+SIGTERM first (the core cancels cooperatively and kills its worker), SIGKILL to the group after.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import inspect
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app import offline
+
+CANCEL = threading.Event()
+# True while a core call that honours CANCEL runs: then SIGTERM only sets the event, so the core
+# can kill its own worker before returning a "cancelled" result.
+COOPERATIVE = threading.Event()
+_OUT = sys.stdout
+
+
+def emit(event: str, **fields: Any) -> None:
+    """Write one JSON line for the GUI."""
+    _OUT.write(json.dumps({"event": event, **fields}, default=_plain) + "\n")
+    _OUT.flush()
+
+
+def _plain(value: Any) -> Any:
+    """JSON for dataclasses, paths and bytes (as lengths: binaries never cross the pipe)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, bytes | bytearray):
+        return len(value)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return str(value)
+
+
+def _optional_module(name: str) -> Any:
+    """A core module, or None when that part of the core has not landed on this checkout."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name and name.startswith(error.name):
+            return None
+        raise
+
+
+def _call(function: Callable[..., Any], **kwargs: Any) -> Any:
+    """Call a core function with only the keyword arguments it accepts."""
+    accepted = inspect.signature(function).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        return function(**kwargs)
+    return function(**{k: v for k, v in kwargs.items() if k in accepted})
+
+
+def _occupancy(compile_api: Any, kernel: Any, request: dict[str, Any], arch: Any) -> Any:
+    """Occupancy for the spec's block size, when the request names one."""
+    block = request.get("block_size")
+    if not block or not hasattr(compile_api, "occupancy"):
+        return None
+    try:
+        return compile_api.occupancy(kernel, int(block), int(request.get("dynamic_shared", 0)),
+                                     arch)
+    except Exception as error:  # noqa: BLE001 - occupancy is a nicety; say why it is missing
+        return {"error": str(error)}
+
+
+def _sass(compile_api: Any, result: Any, name: str) -> list[Any]:
+    """The SASS listing of one kernel, or an empty list when it cannot be produced."""
+    try:
+        return list(compile_api.sass_listing(result, name))
+    except Exception as error:  # noqa: BLE001 - listing failures must not hide the compile
+        emit("progress", text=f"no SASS for {name}: {error}")
+        return []
+
+
+def run_compile(request: dict[str, Any]) -> dict[str, Any]:
+    """compile_source on the request's text, plus SASS listings and occupancy per kernel."""
+    compile_api = _optional_module("app.compile")
+    if compile_api is None:
+        raise LookupError("compiling is not available in this build (app.compile is missing)")
+    emit("progress", text="compiling")
+    arch = request.get("arch")
+    result = _call(compile_api.compile_source, source=request["source"],
+                   filename=request["filename"], folder=Path(request["folder"]), arch=arch,
+                   options=tuple(request.get("options", ())))
+    data: dict[str, Any] = json.loads(json.dumps(result, default=_plain))
+    data["sass"], data["occupancy"] = {}, {}
+    if getattr(result, "ok", False):
+        for kernel in getattr(result, "kernels", []):
+            data["sass"][kernel.name] = _sass(compile_api, result, kernel.name)
+            data["occupancy"][kernel.name] = _occupancy(compile_api, kernel, request,
+                                                        getattr(result, "arch", arch))
+    return json.loads(json.dumps(data, default=_plain))  # type: ignore[no-any-return]
+
+
+def _engine_call(name: str, request: dict[str, Any]) -> dict[str, Any]:
+    """verify_spec or bench_spec from the engine, with the cancel event, as JSON data."""
+    module = _optional_module("app.engine.verify" if name == "verify_spec" else "app.engine.bench")
+    function = getattr(module, name, None) if module else None
+    if function is None:
+        raise LookupError(f"{name} is not available in this build yet")
+    emit("progress", text=name.replace("_spec", "ing"))
+    spec_api = importlib.import_module("app.spec")
+    spec = spec_api.load_spec(request["spec_path"])
+    if "cancel" in inspect.signature(function).parameters:
+        COOPERATIVE.set()
+    outcome = _call(function, spec=spec, sanitize=request.get("sanitize"), cancel=CANCEL,
+                    backend=request.get("backend"), progress=lambda text: emit("progress",
+                                                                               text=str(text)))
+    data = outcome.to_json() if hasattr(outcome, "to_json") else outcome
+    return json.loads(json.dumps(data, default=_plain))  # type: ignore[no-any-return]
+
+
+JOBS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "compile": run_compile,
+    "verify": lambda request: _engine_call("verify_spec", request),
+    "bench": lambda request: _engine_call("bench_spec", request),
+}
+
+
+def _on_terminate(signum: int, frame: Any) -> None:
+    """SIGTERM from the GUI's Cancel: ask the core to stop (it kills its worker)."""
+    CANCEL.set()
+    if not COOPERATIVE.is_set():
+        raise KeyboardInterrupt
+
+
+def main() -> int:
+    """Read the request, run the job, print the outcome; exit 0 unless the runner itself broke."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    offline.enforce()
+    signal.signal(signal.SIGTERM, _on_terminate)
+    # Anything the core prints must not corrupt the JSON lines on our stdout.
+    sys.stdout = sys.stderr
+    try:
+        request = json.loads(sys.stdin.readline() or "{}")
+        job = JOBS.get(str(request.get("kind")))
+        if job is None:
+            emit("error", message=f"unknown job {request.get('kind')!r}", hint="")
+            return 2
+        emit("result", data=job(request))
+    except KeyboardInterrupt:
+        emit("error", message="cancelled", hint="")
+    except LookupError as error:
+        emit("error", message=str(error).strip("'\""), hint="Update Kernel Studio or run the "
+             "matching kernel-studio command to see what is missing.")
+    except Exception as error:  # noqa: BLE001 - report every failure to the GUI, never hang it
+        emit("error", message=f"{type(error).__name__}: {error}", hint="See the Messages pane.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The status bar: backend, offline badge, worker state, caret position, progress and Cancel."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
+
+from app import offline
+
+BADGE_STYLE = "QLabel {{ border-radius: 3px; padding: 1px 6px; color: white; background: {}; }}"
+
+
+class StudioStatusBar(QStatusBar):
+    """Permanent facts on the right, transient messages on the left."""
+
+    cancelRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        """Build the permanent widgets; the backend reads 'detecting' until set_backend()."""
+        super().__init__(parent)
+        self.position_label = QLabel("Ln 1, Col 1")
+        self.progress = QProgressBar()
+        self.progress.setMaximumSize(120, 14)
+        self.progress.setRange(0, 0)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setFlat(True)
+        self.cancel_button.clicked.connect(self.cancelRequested)
+        self.worker_label = QLabel("worker: idle")
+        self.backend_label = QLabel("backend: detecting\u2026")
+        self.offline_label = QLabel()
+        for widget in (self.position_label, self.progress, self.cancel_button,
+                       self.worker_label, self.backend_label, self.offline_label):
+            self.addPermanentWidget(widget)
+        self.set_busy(None)
+        self.refresh_offline()
+
+    def set_position(self, line: int, column: int) -> None:
+        """Show the caret's line and column."""
+        self.position_label.setText(f"Ln {line}, Col {column}")
+
+    def set_backend(self, text: str, tooltip: str = "") -> None:
+        """Show what runs kernels here: a GPU name, CPU emulation, or none."""
+        self.backend_label.setText(f"backend: {text}")
+        self.backend_label.setToolTip(tooltip)
+
+    def refresh_offline(self) -> None:
+        """Green OFFLINE when the network guard and offline variables are in place, else red."""
+        guarded = offline.network_guard_installed() and not offline.missing_offline_env()
+        self.offline_label.setText("OFFLINE" if guarded else "NOT OFFLINE")
+        self.offline_label.setStyleSheet(BADGE_STYLE.format("#2e7d32" if guarded else "#c62828"))
+        self.offline_label.setToolTip(
+            "Network connections are refused and model libraries are kept offline."
+            if guarded else "The offline guard is not active in this process.")
+
+    def set_busy(self, what: str | None) -> None:
+        """Show the worker's state; a running job shows progress and a Cancel button."""
+        self.worker_label.setText(f"worker: {what}" if what else "worker: idle")
+        self.progress.setVisible(what is not None)
+        self.cancel_button.setVisible(what is not None)
