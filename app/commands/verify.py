@@ -1,0 +1,69 @@
+"""`kernel-studio verify SPEC.toml`: run a kernel against its reference on random inputs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from app.engine import sanitizer
+from app.engine.verify import VerifyOptions, verify_file
+
+HELP = "verify a kernel against its reference (exit 0 passed, 1 failed, 2 bad spec, 3 undecided)"
+
+
+def parse_case(text: str) -> dict[str, int | float]:
+    """`n=1000` or `rows=3,cols=5` as a case."""
+    case: dict[str, int | float] = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise argparse.ArgumentTypeError(f"{text!r}: write a case as name=value[,name=value]")
+        try:
+            number: int | float = int(value.replace("_", ""))
+        except ValueError:
+            try:
+                number = float(value)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+        case[name.strip()] = number
+    return case
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The verify flags."""
+    parser.add_argument("spec", help="the kernel's spec file (TOML)")
+    parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
+                        help="where kernels run: pycuda on a GPU, cpu emulation, or auto")
+    parser.add_argument("--sanitize", choices=sanitizer.TOOLS,
+                        help="also run every case under compute-sanitizer with this tool")
+    parser.add_argument("--case", action="append", type=parse_case, metavar="K=V[,K=V]",
+                        help="verify this case instead of the spec's (repeatable)")
+    parser.add_argument("--seeds", type=int, help="random inputs per case (default: the spec's)")
+    parser.add_argument("--timeout", type=float, default=10.0,
+                        help="seconds a launch may take before it is killed (default 10)")
+    parser.add_argument("--arch", help="compile for this arch when no GPU decides it (sm_90)")
+    parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+
+
+def _progress(text: str, fraction: float) -> None:
+    """Progress on stderr, so that stdout stays the verdict."""
+    if sys.stderr.isatty():
+        print(f"\r[{fraction:4.0%}] {text:<50}", end="", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Verify and print the verdict; the exit code follows DESIGN.md."""
+    if args.seeds is not None and not 1 <= args.seeds <= 1000:
+        print("kernel-studio verify: --seeds must be from 1 to 1000", file=sys.stderr)
+        return 2
+    if args.timeout <= 0:
+        print("kernel-studio verify: --timeout must be positive", file=sys.stderr)
+        return 2
+    options = VerifyOptions(backend=args.backend, seeds=args.seeds, cases=args.case,
+                            timeout=args.timeout, sanitize=args.sanitize, arch=args.arch)
+    verdict = verify_file(args.spec, options, progress=None if args.json else _progress)
+    if sys.stderr.isatty() and not args.json:
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    print(json.dumps(verdict.to_json(), indent=2) if args.json else verdict.describe())
+    return verdict.exit_code

@@ -1,0 +1,68 @@
+"""A backend for testing the worker machinery itself on any machine: its "kernels" are named
+behaviours, run inside a real worker process so that hangs, crashes and exits are real."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+from app.engine.backends.base import Backend, BackendError, BufferArg, LaunchRequest
+
+
+class SelftestBackend(Backend):
+    """Entries: copy (first buffer into the second), overrun and mutate_input (copy, then
+    write past the output or into the input), chatty_copy (copy after printing to stdout),
+    hang, segfault, exit, device_error."""
+
+    name = "selftest"
+
+    def __init__(self, device: int = 0) -> None:
+        """Nothing to set up."""
+        self.device = device
+
+    def describe(self) -> dict[str, Any]:
+        """A pretend device."""
+        return {"name": "selftest", "kind": "emulation", "arch": "none", "pid": os.getpid()}
+
+    def run(self, request: LaunchRequest) -> float:
+        """Do what the entry's name says."""
+        start = time.perf_counter()
+        behaviour = request.entry
+        if behaviour == "hang":
+            while True:
+                time.sleep(0.05)
+        elif behaviour == "segfault":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        elif behaviour == "exit":
+            os._exit(7)
+        elif behaviour == "device_error":
+            raise BackendError("device", "an illegal memory access was encountered (selftest)")
+        elif behaviour == "copy":
+            self._copy(request)
+        elif behaviour == "overrun":
+            self._copy(request)
+            target = [a for a in request.args if isinstance(a, BufferArg)][1]
+            target.image[target.image.size - target.offset] ^= 0x01  # one byte past the end
+        elif behaviour == "mutate_input":
+            self._copy(request)
+            source = [a for a in request.args if isinstance(a, BufferArg)][0]
+            source.image[source.offset] ^= 0x40
+        elif behaviour == "chatty_copy":
+            # Like a kernel's printf: output on fd 1 must not corrupt the protocol.
+            os.write(1, b"printf from the kernel\n{not json\n")
+            print("and from Python", flush=True)
+            self._copy(request)
+        else:
+            raise BackendError("load", f"selftest has no kernel {behaviour!r}")
+        return time.perf_counter() - start
+
+    @staticmethod
+    def _copy(request: LaunchRequest) -> None:
+        """Copy the data of the first buffer over the data of the second."""
+        buffers = [a for a in request.args if isinstance(a, BufferArg)]
+        source, target = buffers[0], buffers[1]
+        size = min(source.image.size - 2 * source.offset, target.image.size - 2 * target.offset)
+        target.image[target.offset:target.offset + size] = \
+            source.image[source.offset:source.offset + size]

@@ -1,0 +1,145 @@
+"""Typed results of verification, which describe themselves for people and for JSON.
+
+A timeout or a crash is a result with a stage and a message, never an exception."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# What each status means, in plain words for the results pane and the CLI.
+PLAIN_WORDS = {
+    "passed": "every output matched the reference within tolerance",
+    "mismatch": "outputs differ from the reference",
+    "unwritten": "the kernel left output elements unwritten (they still hold the poison value)",
+    "guard_zone": "the kernel wrote outside a buffer (the guard zone around it changed)",
+    "input_changed": "the kernel modified an input buffer",
+    "timeout": "the kernel did not finish within the time limit and was killed",
+    "crash": "the kernel crashed the worker (a CUDA error such as an illegal address)",
+    "compile_error": "the kernel did not compile",
+    "launch_error": "the kernel could not be loaded or launched",
+    "sanitizer": "compute-sanitizer reported errors",
+    "unverified": "a check could not run, so nothing is claimed",
+    "cancelled": "the run was cancelled",
+    "spec_error": "the spec cannot be used",
+    "reference_error": "the reference failed or returned something unusable",
+}
+FAILING = ("mismatch", "unwritten", "guard_zone", "input_changed", "timeout", "crash",
+           "compile_error", "launch_error", "sanitizer")
+UNDECIDED = ("unverified", "cancelled")
+BAD_INPUT = ("spec_error", "reference_error")
+# Within one run, the most telling finding decides the run's status.
+FINDING_PRIORITY = ("guard_zone", "input_changed", "unwritten", "mismatch")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing wrong with one buffer in one run."""
+
+    kind: str
+    buffer: str
+    message: str
+    count: int = 0
+    total: int = 0
+    first_indices: list[list[int]] = field(default_factory=list)
+    expected: list[Any] = field(default_factory=list)
+    actual: list[Any] = field(default_factory=list)
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+
+    def describe(self) -> str:
+        """Several lines naming the buffer, the first bad indices and values, and the errors."""
+        lines = [f"{self.buffer}: {self.message}"]
+        for index, want, got in zip(self.first_indices, self.expected, self.actual,
+                                    strict=False):
+            lines.append(f"    at {tuple(index)}: expected {want}, got {got}")
+        if self.max_abs_error is not None:
+            lines.append(f"    largest errors: absolute {self.max_abs_error:.3g}, "
+                         f"relative {self.max_rel_error:.3g}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One case and one seed."""
+
+    case: dict[str, int | float]
+    seed: int
+    status: str
+    message: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """Whether this run passed."""
+        return self.status == "passed"
+
+    def title(self) -> str:
+        """`case {n=1000} seed 2: passed`."""
+        case = ", ".join(f"{k}={v}" for k, v in self.case.items())
+        return f"case {{{case}}} seed {self.seed}: {self.status}"
+
+
+@dataclass
+class Verdict:
+    """The outcome of verifying one spec."""
+
+    status: str
+    message: str
+    backend: str = ""
+    device: dict[str, Any] = field(default_factory=dict)
+    spec_path: str = ""
+    runs: list[RunResult] = field(default_factory=list)
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    sanitizer: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    emulated: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """Whether every check passed."""
+        return self.status == "passed"
+
+    @property
+    def exit_code(self) -> int:
+        """DESIGN.md's exit codes: 0 passed, 1 failed, 2 bad spec, 3 undecided."""
+        if self.status == "passed":
+            return 0
+        if self.status in BAD_INPUT:
+            return 2
+        if self.status in UNDECIDED:
+            return 3
+        return 1
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything, as JSON-ready data."""
+        data = asdict(self)
+        data["plain_words"] = PLAIN_WORDS.get(self.status, "")
+        data["exit_code"] = self.exit_code
+        return data
+
+    def describe(self) -> str:
+        """A readable report: the verdict, then every run, with details for failures."""
+        where = self.device.get("name", self.backend)
+        head = f"{self.status.upper()}: {self.message}"
+        lines = [head, f"  backend: {self.backend} ({where})" + (
+            " - CPU emulation: results only, timing is not meaningful" if self.emulated else "")]
+        for run in self.runs:
+            lines.append(f"  {run.title()}" + (f" - {run.message}" if run.message else ""))
+            for finding in run.findings:
+                lines.extend("    " + line for line in finding.describe().splitlines())
+        for item in self.sanitizer:
+            lines.append(f"  sanitizer: {item.get('tool')}: {item.get('kind')} in "
+                         f"{item.get('kernel')} at {item.get('location') or 'unknown line'}")
+        lines.append(f"  {len([r for r in self.runs if r.passed])}/{len(self.runs)} runs passed"
+                     f" in {self.seconds:.2f} s")
+        return "\n".join(lines)
+
+
+def overall_status(runs: list[RunResult]) -> str:
+    """passed when every run passed, else the status of the first failing run."""
+    for run in runs:
+        if not run.passed:
+            return run.status
+    return "passed"

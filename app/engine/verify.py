@@ -1,0 +1,336 @@
+"""Verification: run a kernel for every case and seed in a worker and judge what comes back
+(DESIGN.md, "What a verdict means"). The reference runs here, in the parent, on the host."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.engine import backends, buffers, compare
+from app.engine.client import WorkerFault, WorkerHandle
+from app.engine.reference import ReferenceError, expected_outputs, load_reference
+from app.engine.results import FINDING_PRIORITY, Finding, RunResult, Verdict, overall_status
+from app.launch import CaseError, Resolved, resolve
+from app.spec import Case, Spec, SpecError, load_spec
+
+Progress = Callable[[str, float], None]
+LOAD_TIMEOUT = 180.0
+# Copying buffers to and from a device is not the kernel's time: allow for it on top.
+TRANSFER_SECONDS_PER_GIB = 2.0
+
+
+@dataclass
+class VerifyOptions:
+    """How to verify: backend, which cases and seeds, the time limit, a sanitizer."""
+
+    backend: str = "auto"
+    seeds: int | None = None
+    cases: list[Case] | None = None
+    timeout: float = 10.0
+    sanitize: str | None = None
+    arch: str | None = None
+    trusted: bool = True
+    rtol: float | None = None
+    atol: float | None = None
+
+
+@dataclass
+class Prepared:
+    """A kernel ready to run: what the worker needs to load it."""
+
+    symbol: str
+    cubin_path: Path | None
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Engine:
+    """Warm workers and a private folder for buffer files, kept across verifications."""
+
+    def __init__(self) -> None:
+        """Create the private folder (in memory where /dev/shm exists)."""
+        shm = Path("/dev/shm")
+        base = str(shm) if shm.is_dir() and shm.stat().st_mode & 0o002 else None
+        self.folder = Path(tempfile.mkdtemp(prefix="kernel-studio-", dir=base))
+        self.handles: dict[tuple[str, tuple[str, ...]], WorkerHandle] = {}
+
+    def handle(self, backend: str, wrapper: tuple[str, ...] = ()) -> WorkerHandle:
+        """The worker handle for a backend (and wrapper such as a sanitizer)."""
+        key = (backend, wrapper)
+        if key not in self.handles:
+            self.handles[key] = WorkerHandle(backend, wrapper=wrapper, log_dir=self.folder)
+        return self.handles[key]
+
+    def close(self) -> None:
+        """Stop every worker and remove the folder."""
+        for handle in self.handles.values():
+            handle.close()
+        self.handles.clear()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> Engine:
+        """Use as a context manager."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close on exit."""
+        self.close()
+
+
+def compile_for(spec: Spec, arch: str | None, folder: Path) -> Prepared | Verdict:
+    """Compile the kernel with the real compiler (diagnostics on every backend)."""
+    from app.compile import compile_file  # heavy; only when a kernel is really verified
+
+    result = compile_file(spec.source_path, arch=arch, options=list(spec.options))
+    diagnostics = [vars(d) for d in result.diagnostics]
+    if not result.ok or result.cubin is None:
+        message = result.message or "the kernel did not compile"
+        return Verdict("compile_error", message, diagnostics=diagnostics)
+    symbol = result.kernel_symbol(spec.entry)
+    if symbol is None:
+        return Verdict("compile_error", f"no __global__ function named {spec.entry!r} in "
+                       f"{spec.source}", diagnostics=diagnostics)
+    cubin_path = folder / f"{hashlib.sha256(result.cubin).hexdigest()[:16]}.cubin"
+    cubin_path.write_bytes(result.cubin)
+    return Prepared(symbol, cubin_path, diagnostics)
+
+
+def _load_message(spec: Spec, prepared: Prepared) -> dict[str, Any]:
+    """The `load` request: where the worker finds the kernel."""
+    return {"op": "load", "symbol": prepared.symbol, "entry": spec.entry,
+            "cubin_path": str(prepared.cubin_path) if prepared.cubin_path else None,
+            "source_path": str(spec.source_path), "source_dir": str(spec.base_dir),
+            "options": list(spec.options)}
+
+
+def _arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path],
+               guard: int) -> list[dict[str, Any]]:
+    """The `args` of a run request, in parameter order."""
+    items: list[dict[str, Any]] = []
+    for arg in spec.args:
+        if arg.is_buffer:
+            items.append({"buffer": str(images[arg.name]), "offset": guard, "dtype": arg.dtype})
+        else:
+            items.append({"scalar": resolved.scalars[arg.name], "dtype": arg.dtype})
+    return items
+
+
+@dataclass
+class RunContext:
+    """What every run of one verification shares."""
+
+    spec: Spec
+    options: VerifyOptions
+    handle: WorkerHandle
+    prepared: Prepared
+    folder: Path
+    guard: int
+    reference: Callable[..., Any]
+    cancel: threading.Event | None
+
+
+def _fault_result(case: Case, seed: int, kind: str, message: str) -> RunResult:
+    """A run that ended without images to check."""
+    status = {"device": "crash", "internal": "crash", "load": "launch_error",
+              "bad_request": "launch_error", "unsupported": "unverified"}.get(kind, kind)
+    return RunResult(case, seed, status, message)
+
+
+def _ensure_loaded(ctx: RunContext) -> None:
+    """A live worker with the kernel loaded (a fresh worker after any fault)."""
+    fresh = ctx.handle.worker is None or not ctx.handle.worker.alive
+    worker = ctx.handle.ensure()
+    if fresh:
+        reply = worker.request(_load_message(ctx.spec, ctx.prepared), LOAD_TIMEOUT, ctx.cancel)
+        if not reply.get("ok"):
+            raise WorkerFault(str(reply.get("error")), str(reply.get("message")))
+
+
+def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunResult:
+    """One case and seed: inputs, reference, launch, checks."""
+    spec, case = ctx.spec, resolved.case
+    inputs = buffers.generate_inputs(spec, resolved, seed, index)
+    expected = expected_outputs(ctx.reference, spec, resolved, inputs)
+    paths: dict[str, Path] = {}
+    for arg in spec.args:
+        if arg.is_buffer:
+            paths[arg.name] = ctx.folder / f"buffer-{arg.name}.bin"
+            buffers.image_for(arg, resolved, inputs, ctx.guard).tofile(paths[arg.name])
+    message = {"op": "run", "symbol": ctx.prepared.symbol, "entry": spec.entry,
+               "grid": resolved.grid, "block": resolved.block,
+               "shared_bytes": resolved.shared_bytes,
+               "args": _arg_items(spec, resolved, paths, ctx.guard)}
+    limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
+    try:
+        _ensure_loaded(ctx)
+        assert ctx.handle.worker is not None
+        reply = ctx.handle.worker.request(message, limit, ctx.cancel)
+    except WorkerFault as fault:
+        return _fault_result(case, seed, fault.kind, str(fault))
+    if not reply.get("ok"):
+        return _fault_result(case, seed, str(reply.get("error")), str(reply.get("message")))
+    findings = _check_images(ctx, resolved, inputs, expected, paths)
+    return RunResult(case, seed, _run_status(findings), "", findings, float(reply["seconds"]))
+
+
+def _check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
+                  expected: dict[str, Any], paths: dict[str, Path]) -> list[Finding]:
+    """Every check of DESIGN.md on the images the worker wrote back."""
+    findings: list[Finding] = []
+    for arg in ctx.spec.args:
+        if not arg.is_buffer:
+            continue
+        image = np.fromfile(paths[arg.name], dtype=np.uint8)
+        data = buffers.data_of(image, arg, resolved, ctx.guard)
+        guard_finding = compare.check_guards(arg.name, image, ctx.guard, data.nbytes)
+        if guard_finding:
+            findings.append(guard_finding)
+        if arg.kind == "in":
+            changed = compare.check_unchanged(arg.name, inputs[arg.name], data)
+            if changed:
+                findings.append(changed)
+        else:
+            rtol = ctx.options.rtol if ctx.options.rtol is not None else ctx.spec.rtol
+            atol = ctx.options.atol if ctx.options.atol is not None else ctx.spec.atol
+            findings += compare.check_output(arg.name, data, expected[arg.name], arg.dtype,
+                                             rtol, atol)
+    return findings
+
+
+def _run_status(findings: list[Finding]) -> str:
+    """The most telling finding names the run's status."""
+    kinds = {f.kind for f in findings}
+    return next((k for k in FINDING_PRIORITY if k in kinds), "passed")
+
+
+def _resolve_all(spec: Spec) -> list[Resolved] | Verdict:
+    """Every case resolved, or a spec_error verdict naming the case."""
+    try:
+        return [resolve(spec, case) for case in spec.cases]
+    except CaseError as error:
+        return Verdict("spec_error", str(error))
+
+
+def verify(spec: Spec, options: VerifyOptions | None = None, engine: Engine | None = None,
+           cancel: threading.Event | None = None, progress: Progress | None = None) -> Verdict:
+    """Verify a spec; never raises for a kernel's misbehaviour."""
+    options = options or VerifyOptions()
+    own_engine = engine is None
+    engine = engine or Engine()
+    started = time.perf_counter()
+    try:
+        verdict = _verify(spec, options, engine, cancel, progress or (lambda _t, _f: None))
+    finally:
+        if own_engine:
+            engine.close()
+    verdict.seconds = time.perf_counter() - started
+    verdict.spec_path = str(spec.path or "")
+    return verdict
+
+
+def _verify(spec: Spec, options: VerifyOptions, engine: Engine,
+            cancel: threading.Event | None, progress: Progress) -> Verdict:
+    """The steps of verify(), each of which may end it with a verdict."""
+    if options.cases:
+        spec = spec.with_cases(options.cases)
+    if options.sanitize:
+        from app.engine.sanitize_run import verify_sanitized
+
+        return verify_sanitized(spec, options, engine, cancel, progress)
+    backend, reason = backends.choose(options.backend)
+    if backend is None:
+        return Verdict("unverified", reason)
+    return verify_with(spec, options, engine.handle(backend), engine.folder, buffers.GUARD_BYTES,
+                       cancel, progress)
+
+
+def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,
+                guard: int, cancel: threading.Event | None, progress: Progress) -> Verdict:
+    """Verify on one worker handle with a given guard size (0 under a sanitizer)."""
+    if not options.trusted:
+        return Verdict("unverified", "this spec came from elsewhere: its reference runs only "
+                       "after you allow it (--trust-reference)")
+    resolved = _resolve_all(spec)
+    if isinstance(resolved, Verdict):
+        return resolved
+    try:
+        reference = load_reference(spec.reference_path)
+    except ReferenceError as error:
+        return Verdict("reference_error", str(error))
+    progress("starting the worker", 0.0)
+    try:
+        worker = handle.ensure()
+    except WorkerFault as fault:
+        return Verdict("unverified", str(fault), backend=handle.backend)
+    device = dict(worker.info.get("device", {}))
+    prepared = _prepare(spec, options, handle.backend, device, folder)
+    if isinstance(prepared, Verdict):
+        prepared.backend, prepared.device = handle.backend, device
+        return prepared
+    ctx = RunContext(spec, options, handle, prepared, folder, guard, reference, cancel)
+    runs = _run_all(ctx, resolved, progress)
+    if isinstance(runs, Verdict):
+        runs.backend, runs.device = handle.backend, device
+        return runs
+    status = overall_status(runs)
+    return Verdict(status, _summary(status, runs), handle.backend, device,
+                   runs=runs, diagnostics=prepared.diagnostics,
+                   emulated=device.get("kind") == "emulation")
+
+
+def _prepare(spec: Spec, options: VerifyOptions, backend: str, device: dict[str, Any],
+             folder: Path) -> Prepared | Verdict:
+    """Compile for the device's arch (the selftest backend runs named behaviours instead)."""
+    if backend == "selftest":
+        return Prepared(spec.entry, None)
+    arch = device.get("arch") if device.get("kind") == "gpu" else options.arch
+    return compile_for(spec, arch, folder)
+
+
+def _run_all(ctx: RunContext, resolved: list[Resolved],
+             progress: Progress) -> list[RunResult] | Verdict:
+    """Every case and seed; stops early after a timeout, crash or cancel."""
+    seeds = ctx.options.seeds or ctx.spec.seeds
+    total = len(resolved) * seeds
+    runs: list[RunResult] = []
+    for index, case in enumerate(resolved):
+        for seed in range(seeds):
+            progress(f"case {index + 1}/{len(resolved)}, seed {seed + 1}/{seeds}",
+                     len(runs) / total)
+            try:
+                run = run_one(ctx, index, case, seed)
+            except ReferenceError as error:
+                return Verdict("reference_error", f"case {case.case} seed {seed}: {error}")
+            runs.append(run)
+            if run.status in ("timeout", "crash", "cancelled", "launch_error", "unverified"):
+                return runs
+    progress("done", 1.0)
+    return runs
+
+
+def _summary(status: str, runs: list[RunResult]) -> str:
+    """One line for the verdict."""
+    if status == "passed":
+        return f"all {len(runs)} runs passed"
+    first = next(r for r in runs if not r.passed)
+    detail = first.message or (first.findings[0].message if first.findings else "")
+    return f"{first.title()}" + (f": {detail}" if detail else "")
+
+
+def verify_file(path: Path | str, options: VerifyOptions | None = None,
+                engine: Engine | None = None, cancel: threading.Event | None = None,
+                progress: Progress | None = None) -> Verdict:
+    """verify() for a spec file; a bad spec is a spec_error verdict, not an exception."""
+    try:
+        spec = load_spec(path)
+    except SpecError as error:
+        return Verdict("spec_error", str(error), spec_path=str(path))
+    return verify(spec, options, engine, cancel, progress)
