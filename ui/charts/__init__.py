@@ -1,0 +1,1 @@
+"""Timing charts (pyqtgraph): imported only when the Charts pane is first shown or fed."""

@@ -1,0 +1,46 @@
+"""Variant medians as bars with confidence-interval error bars."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
+
+from ui.charts.chart_support import enable_hover, series_colour, style_plot
+from ui.theme import Theme
+
+
+class VariantsChart(pg.PlotWidget):  # type: ignore[misc]
+    """Bars, error bars and hover points, created once and updated with setOpts/setData."""
+
+    def __init__(self, theme: Theme | None = None, parent: QWidget | None = None) -> None:
+        """Empty bar chart."""
+        super().__init__(parent)
+        self.theme = theme
+        self.bars = pg.BarGraphItem(x=[], height=[], width=0.6)
+        self.errors = pg.ErrorBarItem(x=np.empty(0), y=np.empty(0), beam=0.2,
+                                      pen=pg.mkPen(width=2))
+        self.tops = pg.ScatterPlotItem(size=14, pen=None, brush=pg.mkBrush(0, 0, 0, 0))
+        enable_hover(self.tops)
+        for item in (self.bars, self.errors, self.tops):
+            self.addItem(item)
+        self.setLabel("left", "median time", units="ms")
+        self.setTitle("Variants (bars: median, whiskers: confidence interval)")
+        self.showGrid(y=True, alpha=0.3)
+        style_plot(self, theme)
+
+    def set_variants(self, names: Sequence[str], medians: Sequence[float],
+                     low: Sequence[float], high: Sequence[float]) -> None:
+        """Bars at the medians (ms), whiskers from `low` to `high`."""
+        x = np.arange(len(names), dtype=float)
+        median = np.asarray(medians, dtype=float)
+        brushes = [series_colour(self.theme, i) for i in range(len(names))]
+        self.bars.setOpts(x=x, height=median, width=0.6, brushes=brushes)
+        self.errors.setData(x=x, y=median, top=np.asarray(high, dtype=float) - median,
+                            bottom=median - np.asarray(low, dtype=float))
+        tips = [f"{n}: {m:.4g} ms [{lo:.4g}, {hi:.4g}]"
+                for n, m, lo, hi in zip(names, median, low, high, strict=True)]
+        self.tops.setData(x=x, y=median, data=tips)
+        self.getAxis("bottom").setTicks([list(enumerate(names))])
