@@ -1,0 +1,154 @@
+"""Inputs, poison, guard zones and comparison rules, on arrays (no worker needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from app.dtypes import lookup
+from app.engine import buffers, compare
+from app.launch import resolve
+from app.spec import parse_spec_text
+
+SPEC = '''
+[kernel]
+source = "k.cu"
+entry = "k"
+[[arg]]
+name = "x"
+kind = "in"
+dtype = "{dtype}"
+shape = ["rows", "cols"]
+init = "{init}"
+[[arg]]
+name = "y"
+kind = "out"
+dtype = "{dtype}"
+shape = ["rows", "cols"]
+[launch]
+grid = ["1"]
+block = ["1"]
+[reference]
+python = "r.py"
+[verify]
+cases = [{{ rows = 3, cols = 5 }}]
+'''
+
+
+def spec_for(tmp_path: Path, dtype: str = "float32", init: str = "normal"):
+    """A two-buffer spec with the given input dtype and init."""
+    (tmp_path / "k.cu").write_text("")
+    (tmp_path / "r.py").write_text("")
+    spec = parse_spec_text(SPEC.format(dtype=dtype, init=init), tmp_path)
+    return spec, resolve(spec, spec.cases[0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_float_poison_is_nan(dtype: str) -> None:
+    values = buffers.poison(lookup(dtype), 4).astype(np.float64)
+    assert np.isnan(values).all()
+
+
+def test_integer_poison_is_the_a5_byte_pattern() -> None:
+    assert buffers.poison(lookup("int32"), 2).view(np.uint8).tolist() == [0xA5] * 8
+
+
+def test_inputs_are_deterministic_per_seed_and_differ_between_seeds(tmp_path: Path) -> None:
+    spec, resolved = spec_for(tmp_path)
+    first = buffers.generate_inputs(spec, resolved, seed=0, case_index=0)["x"]
+    again = buffers.generate_inputs(spec, resolved, seed=0, case_index=0)["x"]
+    other = buffers.generate_inputs(spec, resolved, seed=1, case_index=0)["x"]
+    assert first.shape == (3, 5) and first.dtype == np.float32
+    assert np.array_equal(first, again) and not np.array_equal(first, other)
+
+
+@pytest.mark.parametrize(("dtype", "init", "low", "high"), [
+    ("float32", "uniform(-2, 3)", -2, 3), ("int32", "randint(-3, 3)", -3, 3),
+    ("uint8", "randint(-5, 300)", 0, 255), ("float32", "uniform", 0, 1),
+    ("int8", "normal", -8, 7), ("bfloat16", "randint(1, 4)", 1, 4)])
+def test_init_ranges(tmp_path: Path, dtype: str, init: str, low: float, high: float) -> None:
+    spec, resolved = spec_for(tmp_path, dtype, init)
+    values = buffers.generate_inputs(spec, resolved, 0, 0)["x"].astype(np.float64)
+    assert values.min() >= low and values.max() <= high
+
+
+def test_arange_ones_zeros(tmp_path: Path) -> None:
+    for init, expected in [("arange", np.arange(15).reshape(3, 5)), ("ones", np.ones((3, 5))),
+                           ("zeros", np.zeros((3, 5)))]:
+        spec, resolved = spec_for(tmp_path, "float32", init)
+        assert np.array_equal(buffers.generate_inputs(spec, resolved, 0, 0)["x"], expected)
+
+
+def test_image_layout_and_data_view(tmp_path: Path) -> None:
+    spec, resolved = spec_for(tmp_path)
+    inputs = buffers.generate_inputs(spec, resolved, 0, 0)
+    image = buffers.image_for(spec.args[0], resolved, inputs, 4096)
+    assert image.size == 4096 * 2 + 15 * 4
+    assert (image[:4096] == 0xFF).all() and (image[-4096:] == 0xFF).all()
+    assert np.array_equal(buffers.data_of(image, spec.args[0], resolved, 4096), inputs["x"])
+    out = buffers.image_for(spec.args[1], resolved, inputs, 4096)
+    assert np.isnan(buffers.data_of(out, spec.args[1], resolved, 4096)).all()
+
+
+def test_guard_check_reports_bytes_before_and_after() -> None:
+    image = np.full(100, 0xFF, dtype=np.uint8)
+    assert compare.check_guards("y", image, 40, 20) is None
+    image[60] = 0  # first byte after the data
+    image[39] = 0  # last byte before it
+    finding = compare.check_guards("y", image, 40, 20)
+    assert finding is not None and finding.count == 2
+    assert "first at byte 0 past the end" in finding.message
+    assert "first at byte 1 before it" in finding.message
+
+
+def test_unchanged_inputs_compare_bytes_so_nan_inputs_count_as_unchanged() -> None:
+    original = np.array([1.0, np.nan, 3.0], dtype=np.float32)
+    assert compare.check_unchanged("x", original, original.copy()) is None
+    changed = original.copy()
+    changed[2] = 4.0
+    finding = compare.check_unchanged("x", original, changed)
+    assert finding is not None and finding.first_indices == [[2]]
+    assert finding.expected == [3.0] and finding.actual == [4.0]
+
+
+def test_tolerance_uses_atol_plus_rtol_times_reference() -> None:
+    expected = np.array([100.0, 1.0, 0.0], dtype=np.float32)
+    inside = np.array([100.0009, 1.0 + 1.5e-5, 9e-6], dtype=np.float32)
+    assert compare.check_output("y", inside, expected, "float32", None, None) == []
+    outside = np.array([100.0, 1.0 + 3e-5, 0.0], dtype=np.float32)
+    findings = compare.check_output("y", outside, expected, "float32", None, None)
+    assert [f.kind for f in findings] == ["mismatch"] and findings[0].first_indices == [[1]]
+    assert compare.check_output("y", outside, expected, "float32", 1e-4, None) == []
+
+
+def test_nan_and_inf_must_sit_exactly_where_the_reference_has_them() -> None:
+    expected = np.array([np.nan, np.inf, 1.0, -np.inf], dtype=np.float32)
+    assert compare.check_output("y", expected.copy(), expected, "float32", None, None) == []
+    for position, value in [(0, 0.0), (1, -np.inf), (2, np.nan), (3, 5.0)]:
+        actual = expected.copy()
+        actual[position] = value
+        findings = compare.check_output("y", actual, expected, "float32", None, None)
+        assert findings and findings[0].first_indices == [[position]], (position, value)
+
+
+def test_unwritten_elements_are_told_apart_from_wrong_ones() -> None:
+    dtype = lookup("float32")
+    actual = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    actual[1:2] = buffers.poison(dtype, 1)
+    expected = np.array([1.0, 2.0, 4.0], dtype=np.float32)
+    kinds = {f.kind: f for f in compare.check_output("y", actual, expected, "float32", 0, 0)}
+    assert kinds["unwritten"].first_indices == [[1]]
+    assert kinds["mismatch"].first_indices == [[2]]  # the unwritten one is not counted twice
+
+
+def test_integers_compare_exactly_and_bfloat16_uses_its_tolerance() -> None:
+    expected = np.array([5, -3], dtype=np.int32)
+    assert compare.check_output("y", expected.copy(), expected, "int32", None, None) == []
+    findings = compare.check_output("y", expected + 1, expected, "int32", None, None)
+    assert findings[0].count == 2 and "exact" in findings[0].message
+    reference = np.array([1.0, 2.0], dtype=ml_dtypes.bfloat16)
+    close = np.array([1.0078125, 2.0], dtype=ml_dtypes.bfloat16)
+    assert compare.check_output("y", close, reference, "bfloat16", None, None) == []
