@@ -109,28 +109,44 @@ def run_compile(request: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(data, default=_plain))  # type: ignore[no-any-return]
 
 
-def _engine_call(name: str, request: dict[str, Any]) -> dict[str, Any]:
-    """verify_spec or bench_spec from the engine, with the cancel event, as JSON data."""
-    module = _optional_module("app.engine.verify" if name == "verify_spec" else "app.engine.bench")
-    function = getattr(module, name, None) if module else None
+def _progress(text: str, fraction: float | None = None) -> None:
+    """Forward the core's progress to the GUI."""
+    emit("progress", text=str(text), fraction=fraction)
+
+
+def run_verify(request: dict[str, Any]) -> dict[str, Any]:
+    """verify_file on the request's spec; SIGTERM cancels it cooperatively."""
+    verify_api = _optional_module("app.engine.verify")
+    if verify_api is None:
+        raise LookupError("verification is not available in this build (app.engine.verify)")
+    options = verify_api.VerifyOptions(
+        backend=request.get("backend") or "auto", sanitize=request.get("sanitize"),
+        timeout=float(request.get("timeout") or 10.0), arch=request.get("arch"))
+    COOPERATIVE.set()
+    verdict = verify_api.verify_file(request["spec_path"], options, cancel=CANCEL,
+                                     progress=_progress)
+    return json.loads(json.dumps(verdict.to_json(), default=_plain))  # type: ignore[no-any-return]
+
+
+def run_bench(request: dict[str, Any]) -> dict[str, Any]:
+    """The engine's timing of the request's spec, as JSON data."""
+    bench_api = _optional_module("app.engine.bench")
+    function = getattr(bench_api, "bench_file", None) if bench_api else None
     if function is None:
-        raise LookupError(f"{name} is not available in this build yet")
-    emit("progress", text=name.replace("_spec", "ing"))
-    spec_api = importlib.import_module("app.spec")
-    spec = spec_api.load_spec(request["spec_path"])
+        raise LookupError("timing is not available in this build yet (app.engine.bench)")
     if "cancel" in inspect.signature(function).parameters:
         COOPERATIVE.set()
-    outcome = _call(function, spec=spec, sanitize=request.get("sanitize"), cancel=CANCEL,
-                    backend=request.get("backend"), progress=lambda text: emit("progress",
-                                                                               text=str(text)))
+    outcome = _call(function, path=request["spec_path"], spec_path=request["spec_path"],
+                    backend=request.get("backend") or "auto", cancel=CANCEL,
+                    progress=_progress)
     data = outcome.to_json() if hasattr(outcome, "to_json") else outcome
     return json.loads(json.dumps(data, default=_plain))  # type: ignore[no-any-return]
 
 
 JOBS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "compile": run_compile,
-    "verify": lambda request: _engine_call("verify_spec", request),
-    "bench": lambda request: _engine_call("bench_spec", request),
+    "verify": run_verify,
+    "bench": run_bench,
 }
 
 

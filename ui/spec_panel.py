@@ -1,0 +1,321 @@
+"""The Spec panel: a form over the kernel's spec TOML that validates as you type.
+
+It reads and writes the same file the CLI uses (save goes through app.spec_toml, atomically).
+Problems from app.spec are listed by field, and the fields they name are outlined in red.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.dtypes import DTYPES
+from app.spec import KINDS, Problem, Spec
+from app.spec_toml import save_spec
+from ui.spec_form import ArgRow, arg_row, build_data, fields_from_data, validate
+
+LINE_FIELDS = ("source", "entry", "options", "grid", "block", "shared_bytes", "reference",
+               "rtol", "atol", "bench_case", "bench_bytes", "bench_flops")
+PROBLEM_FIELDS = {
+    "[kernel].source": "source", "[kernel].entry": "entry", "[kernel].options": "options",
+    "[launch].grid": "grid", "[launch].block": "block", "[launch].shared_bytes": "shared_bytes",
+    "[reference].python": "reference", "[verify].cases": "cases", "[verify].seeds": "seeds",
+    "[verify].rtol": "rtol", "[verify].atol": "atol", "[bench].case": "bench_case",
+    "[bench].bytes": "bench_bytes", "[bench].flops": "bench_flops",
+}
+ERROR_STYLE = "border: 1px solid #e53935;"
+VALIDATE_MS = 250
+
+
+def field_for(problem: Problem) -> str:
+    """The form field a problem is about ('args' for argument problems)."""
+    if problem.field.startswith(("arg[", "[[arg]]")):
+        return "args"
+    for prefix, name in PROBLEM_FIELDS.items():
+        if problem.field.startswith(prefix):
+            return name
+    return ""
+
+
+class SpecPanel(QWidget):
+    """Form, problem list and Save/Reload for one spec file."""
+
+    specSaved = Signal(object)
+    validityChanged = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        """An empty panel; load() fills it."""
+        super().__init__(parent)
+        self.path: Path | None = None
+        self.fields: dict[str, QLineEdit] = {name: QLineEdit() for name in LINE_FIELDS}
+        self.cases = QPlainTextEdit()
+        self.cases.setPlaceholderText("one case per line, e.g. n = 1000")
+        self.cases.setMaximumHeight(90)
+        self.seeds = QSpinBox(minimum=1, maximum=1000)
+        self.args = QTableWidget(0, 5)
+        self.problems = QListWidget()
+        self.status = QLabel("No spec. Open a kernel that has a .toml spec beside it.")
+        self.status.setWordWrap(True)
+        self.save_button = QPushButton("Save spec")
+        self._spec: Spec | None = None
+        self._modified = False
+        self._loading = False
+        self._timer = QTimer(self, singleShot=True, interval=VALIDATE_MS)
+        self._timer.timeout.connect(self.validate_now)
+        self._build()
+        self.setEnabled(False)
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        """Groups for kernel, arguments, launch, verification and timing, then problems."""
+        form = QWidget()
+        column = QVBoxLayout(form)
+        column.addWidget(self._group("Kernel", ("source", "entry", "options")))
+        column.addWidget(self._args_group())
+        column.addWidget(self._group("Launch", ("grid", "block", "shared_bytes")))
+        verify = self._group("Verify", ("reference", "rtol", "atol"))
+        layout = verify.layout()
+        assert isinstance(layout, QFormLayout)
+        layout.insertRow(1, "cases", self.cases)
+        layout.insertRow(2, "seeds", self.seeds)
+        column.addWidget(verify)
+        column.addWidget(self._group("Bench", ("bench_case", "bench_bytes", "bench_flops")))
+        column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(form)
+        buttons = QHBoxLayout()
+        reload_button = QPushButton("Reload")
+        reload_button.clicked.connect(lambda: self.load(self.path) if self.path else None)
+        self.save_button.clicked.connect(self.save)
+        buttons.addWidget(reload_button)
+        buttons.addWidget(self.save_button)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(2, 2, 2, 2)
+        outer.addWidget(self.status)
+        outer.addWidget(scroll, 1)
+        outer.addWidget(QLabel("Problems:"))
+        self.problems.setMaximumHeight(110)
+        outer.addWidget(self.problems)
+        outer.addLayout(buttons)
+        self._connect_changes()
+
+    def _group(self, title: str, names: tuple[str, ...]) -> QGroupBox:
+        """A titled form of line edits."""
+        group = QGroupBox(title)
+        layout = QFormLayout(group)
+        for name in names:
+            label = name.removeprefix("bench_").replace("_", " ")
+            layout.addRow(label, self.fields[name])
+        self.fields["rtol"].setPlaceholderText("default for the dtype")
+        self.fields["atol"].setPlaceholderText("default for the dtype")
+        return group
+
+    def _args_group(self) -> QGroupBox:
+        """The arguments table with add, remove and move buttons."""
+        group = QGroupBox("Arguments (one per kernel parameter, in order)")
+        self.args.setHorizontalHeaderLabels(["name", "kind", "dtype", "shape", "init / value"])
+        self.args.horizontalHeader().setStretchLastSection(True)
+        self.args.verticalHeader().setVisible(False)
+        self.args.setMinimumHeight(140)
+        row = QHBoxLayout()
+        for text, slot in (("Add", self.add_arg), ("Remove", self._remove_arg),
+                           ("Up", lambda: self._move_arg(-1)), ("Down", lambda: self._move_arg(1))):
+            button = QPushButton(text)
+            button.clicked.connect(slot)
+            row.addWidget(button)
+        row.addStretch(1)
+        layout = QVBoxLayout(group)
+        layout.addWidget(self.args)
+        layout.addLayout(row)
+        return group
+
+    def _connect_changes(self) -> None:
+        """Every edit marks the spec modified and schedules validation."""
+        for field in self.fields.values():
+            field.textChanged.connect(self._changed)
+        self.cases.textChanged.connect(self._changed)
+        self.seeds.valueChanged.connect(self._changed)
+        self.args.itemChanged.connect(self._changed)
+
+    # -- arguments ----------------------------------------------------------------------------
+
+    def add_arg(self, row: ArgRow | None = None) -> None:
+        """Append an argument row (a float32 input by default)."""
+        row = row or {"name": "", "kind": "in", "dtype": "float32", "shape": "n",
+                      "detail": "normal"}
+        index = self.args.rowCount()
+        self.args.insertRow(index)
+        self._fill_arg(index, row)
+        self._changed()
+
+    def _fill_arg(self, index: int, row: ArgRow) -> None:
+        """Put a row's values in the table's cells and combos."""
+        self.args.setItem(index, 0, QTableWidgetItem(row["name"]))
+        for column, key, choices in ((1, "kind", KINDS), (2, "dtype", tuple(DTYPES))):
+            combo = QComboBox()
+            combo.addItems(list(choices))
+            if row[key] not in choices:
+                combo.addItem(row[key])
+            combo.setCurrentText(row[key])
+            combo.currentTextChanged.connect(self._changed)
+            self.args.setCellWidget(index, column, combo)
+        self.args.setItem(index, 3, QTableWidgetItem(row["shape"]))
+        self.args.setItem(index, 4, QTableWidgetItem(row["detail"]))
+
+    def arg_rows(self) -> list[ArgRow]:
+        """The table as rows."""
+        rows = []
+        for index in range(self.args.rowCount()):
+            kind = self.args.cellWidget(index, 1)
+            dtype = self.args.cellWidget(index, 2)
+            assert isinstance(kind, QComboBox) and isinstance(dtype, QComboBox)
+            rows.append({"name": self._cell(index, 0), "kind": kind.currentText(),
+                         "dtype": dtype.currentText(), "shape": self._cell(index, 3),
+                         "detail": self._cell(index, 4)})
+        return rows
+
+    def _cell(self, row: int, column: int) -> str:
+        """Text of a table cell ('' when empty)."""
+        item = self.args.item(row, column)
+        return item.text() if item is not None else ""
+
+    def _remove_arg(self) -> None:
+        """Remove the selected argument."""
+        if self.args.currentRow() >= 0:
+            self.args.removeRow(self.args.currentRow())
+            self._changed()
+
+    def _move_arg(self, step: int) -> None:
+        """Move the selected argument up or down (parameter order matters)."""
+        index = self.args.currentRow()
+        rows = self.arg_rows()
+        target = index + step
+        if not (0 <= index < len(rows) and 0 <= target < len(rows)):
+            return
+        rows[index], rows[target] = rows[target], rows[index]
+        self._set_args(rows)
+        self.args.setCurrentCell(target, 0)
+        self._changed()
+
+    def _set_args(self, rows: list[ArgRow]) -> None:
+        """Replace every row."""
+        self.args.setRowCount(0)
+        for index, row in enumerate(rows):
+            self.args.insertRow(index)
+            self._fill_arg(index, row)
+
+    # -- loading, validating, saving ----------------------------------------------------------
+
+    def load(self, path: Path) -> bool:
+        """Read a spec file into the form; False (with the reason shown) when it is unreadable."""
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+            self.path = None
+            self.setEnabled(False)
+            self.status.setText(f"Could not read {path.name}: {error}. Open it as text to fix.")
+            return False
+        self._loading = True
+        self.path = path
+        fields = fields_from_data(data)
+        for name, widget in self.fields.items():
+            widget.setText(fields.get(name, ""))
+        self.cases.setPlainText(fields["cases"])
+        self.seeds.setValue(int(fields["seeds"] or 3) if fields["seeds"].isdigit() else 3)
+        self._set_args([arg_row(a) for a in data.get("arg") or [] if isinstance(a, dict)])
+        self._loading = False
+        self._modified = False
+        self.setEnabled(True)
+        self.validate_now()
+        return True
+
+    def _changed(self, *_: Any) -> None:
+        """An edit: mark modified, validate shortly."""
+        if self._loading:
+            return
+        self._modified = True
+        self._timer.start()
+        self._show_status()
+
+    def form_data(self) -> dict[str, Any]:
+        """The TOML data the form describes."""
+        fields = {name: widget.text() for name, widget in self.fields.items()}
+        fields["cases"] = self.cases.toPlainText()
+        fields["seeds"] = str(self.seeds.value())
+        return build_data(fields, self.arg_rows())
+
+    def validate_now(self) -> list[Problem]:
+        """Validate the form, list the problems and outline their fields."""
+        self._timer.stop()
+        if self.path is None:
+            return []
+        outcome = validate(self.form_data(), self.path.resolve().parent, self.path)
+        problems = outcome if isinstance(outcome, list) else []
+        self._spec = outcome if isinstance(outcome, Spec) else None
+        self.problems.clear()
+        self.problems.addItems([str(p) for p in problems])
+        self._outline({field_for(p) for p in problems})
+        self._show_status()
+        self.validityChanged.emit(not problems)
+        return problems
+
+    def _outline(self, fields: set[str]) -> None:
+        """Red outline on fields with problems, none on the others."""
+        for name, widget in self.fields.items():
+            widget.setStyleSheet(ERROR_STYLE if name in fields else "")
+        self.cases.setStyleSheet(ERROR_STYLE if "cases" in fields else "")
+        self.args.setStyleSheet(ERROR_STYLE if "args" in fields else "")
+
+    def _show_status(self) -> None:
+        """Path, validity and unsaved state in one line."""
+        if self.path is None:
+            return
+        state = "valid" if self._spec is not None else f"{self.problems.count()} problem(s)"
+        self.status.setText(f"{self.path.name}: {state}" + (" \u2014 unsaved" if self._modified
+                                                            else ""))
+
+    def save(self) -> bool:
+        """Write the form to the spec file (atomically); refused while the form has problems."""
+        if self.path is None or self.validate_now() or self._spec is None:
+            return False
+        try:
+            save_spec(self._spec, self.path)
+        except OSError as error:
+            self.status.setText(f"Could not save {self.path}: {error.strerror}. Your edits are "
+                                "still in the form.")
+            return False
+        self._modified = False
+        self._show_status()
+        self.specSaved.emit(self.path)
+        return True
+
+    def spec(self) -> Spec | None:
+        """The spec as last validated (None while it has problems)."""
+        return self._spec
+
+    def is_modified(self) -> bool:
+        """Whether the form has edits not yet saved."""
+        return self._modified
