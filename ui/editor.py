@@ -40,10 +40,21 @@ _WORD_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 class DiagnosticLike(Protocol):
     """What the editor needs of a compiler diagnostic (app.compile.Diagnostic fits)."""
 
-    line: int
-    column: int
-    severity: str
-    message: str
+    @property
+    def line(self) -> int:
+        """1-based line."""
+
+    @property
+    def column(self) -> int:
+        """1-based column, 0 when unknown."""
+
+    @property
+    def severity(self) -> str:
+        """error, warning or note."""
+
+    @property
+    def message(self) -> str:
+        """What the compiler said."""
 
 
 class CudaEditor(ScintillaEdit):

@@ -129,6 +129,20 @@ def recoverable(root: Path | None = None, exclude: Path | None = None) -> list[R
     return buffers
 
 
+def set_aside_root() -> Path:
+    """Where declined recovery sessions are kept, in case the user wants them after all."""
+    return data_dir() / "recovery-set-aside"
+
+
+def set_aside(folders: list[Path]) -> None:
+    """Move declined sessions out of the way without deleting the user's text."""
+    target = set_aside_root()
+    target.mkdir(parents=True, exist_ok=True)
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rename(target / folder.name)
+
+
 def discard_sessions(folders: list[Path]) -> None:
     """Remove crashed sessions' folders once their buffers are safe elsewhere (or declined)."""
     for folder in folders:

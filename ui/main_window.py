@@ -1,0 +1,479 @@
+"""The main window: file tabs with the editor in the centre, panes in docks, a saved layout.
+
+It wires widgets together and adds no logic of its own: building, verifying and timing happen
+in app/ through the run controller's job process.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QVBoxLayout, QWidget
+
+from app.paths import data_dir
+from ui import recovery as recovery_files
+from ui.actions import install_actions
+from ui.assembly_model import same_file
+from ui.assembly_view import AssemblyView
+from ui.background import BackendProbe
+from ui.compile_pane import CompilePane
+from ui.editor import CudaEditor
+from ui.editor_tabs import EditorTabs
+from ui.find_bar import FindBar
+from ui.message_log import MessageLog
+from ui.prompter import Prompter
+from ui.results_pane import ResultsPane
+from ui.run_controller import BuildSnapshot, RunController
+from ui.spec_panel import SpecPanel
+from ui.status_bar import StudioStatusBar
+from ui.template_gallery import TemplateGallery
+from ui.templates import TemplateExists, create_from_template, list_templates
+from ui.theme import DEFAULT_THEME, ThemeManager
+
+DOCKS = (  # name, title, area
+    ("spec", "Spec", Qt.DockWidgetArea.RightDockWidgetArea),
+    ("assembly", "PTX / SASS", Qt.DockWidgetArea.RightDockWidgetArea),
+    ("compile", "Compile", Qt.DockWidgetArea.BottomDockWidgetArea),
+    ("results", "Results", Qt.DockWidgetArea.BottomDockWidgetArea),
+    ("charts", "Charts", Qt.DockWidgetArea.BottomDockWidgetArea),
+    ("messages", "Messages", Qt.DockWidgetArea.BottomDockWidgetArea),
+)
+
+
+def spec_for(source: Path) -> Path | None:
+    """The spec of a kernel source: <stem>.toml beside it, or a .toml there naming it."""
+    if source.suffix == ".toml":
+        return source
+    beside = source.with_suffix(".toml")
+    if beside.is_file():
+        return beside
+    for candidate in sorted(source.parent.glob("*.toml"))[:50]:
+        try:
+            kernel = tomllib.loads(candidate.read_text(encoding="utf-8")).get("kernel", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(kernel, dict) and kernel.get("source") == source.name:
+            return candidate
+    return None
+
+
+class MainWindow(QMainWindow):
+    """Kernel Studio's window."""
+
+    buildFinished = Signal(object)
+
+    def __init__(self, settings_path: Path | None = None, prompter: Prompter | None = None,
+                 offer_recovery: bool = True) -> None:
+        """Build every pane, restore the saved layout, detect the backend after showing."""
+        super().__init__()
+        self.setWindowTitle("Kernel Studio")
+        self.settings = QSettings(str(settings_path or data_dir() / "settings.ini"),
+                                  QSettings.Format.IniFormat)
+        self.themes = ThemeManager(str(self.settings.value("theme", DEFAULT_THEME)), self)
+        self.themes.apply()
+        self.prompter = prompter or Prompter(self)
+        self.recovery = recovery_files.RecoveryStore()
+        self.tabs = EditorTabs(self.themes.theme, self.recovery, self.prompter, self)
+        self.find_bar = FindBar(self.tabs.current, self)
+        self.runner = RunController(self)
+        self.messages = MessageLog()
+        self.compile_pane = CompilePane()
+        self.results_pane = ResultsPane()
+        self.assembly_view = AssemblyView()
+        self.spec_panel = SpecPanel()
+        self.status = StudioStatusBar(self)
+        self.setStatusBar(self.status)
+        self._charts: Any = None
+        self._assembly_buffer = ""
+        self._build_central()
+        self.docks = self._build_docks()
+        self.actions_by_name = install_actions(self)
+        self._connect()
+        self._default_state = self.saveState()
+        self._restore_layout()
+        self._offer_recovery = offer_recovery
+        QTimer.singleShot(0, self._after_show)
+
+    # -- construction -------------------------------------------------------------------------
+
+    def _build_central(self) -> None:
+        """Tabs over the find bar."""
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.find_bar)
+        self.setCentralWidget(central)
+        self.resize(1400, 900)
+
+    def _build_docks(self) -> dict[str, QDockWidget]:
+        """One dock per pane, tabified by area; the charts load when first shown."""
+        widgets: dict[str, QWidget] = {
+            "spec": self.spec_panel, "assembly": self.assembly_view,
+            "compile": self.compile_pane, "results": self.results_pane,
+            "charts": QLabel("Charts appear after a timing run (Ctrl+F5)."),
+            "messages": self.messages}
+        docks: dict[str, QDockWidget] = {}
+        first_in_area: dict[Qt.DockWidgetArea, QDockWidget] = {}
+        for name, title, area in DOCKS:
+            dock = QDockWidget(title, self)
+            dock.setObjectName(f"dock_{name}")
+            dock.setWidget(widgets[name])
+            self.addDockWidget(area, dock)
+            if area in first_in_area:
+                self.tabifyDockWidget(first_in_area[area], dock)
+            else:
+                first_in_area[area] = dock
+            docks[name] = dock
+        for name in ("spec", "compile"):
+            docks[name].raise_()
+        self.resizeDocks([docks["spec"]], [460], Qt.Orientation.Horizontal)
+        self.resizeDocks([docks["compile"]], [230], Qt.Orientation.Vertical)
+        docks["charts"].visibilityChanged.connect(
+            lambda visible: self.charts() if visible else None)
+        return docks
+
+    def _connect(self) -> None:
+        """Signals between panes, tabs, the runner and the status bar."""
+        self.tabs.problem.connect(lambda what, hint: self.report("error", what, hint))
+        self.tabs.currentEditorChanged.connect(self._editor_changed)
+        self.tabs.documentSaved.connect(self._document_saved)
+        self.compile_pane.diagnosticActivated.connect(self._go_to_diagnostic)
+        self.assembly_view.sourceLineRequested.connect(self._show_source_line)
+        self.spec_panel.specSaved.connect(
+            lambda path: self.report("info", f"Saved the spec {Path(path).name}"))
+        self.status.cancelRequested.connect(self.runner.cancel)
+        self.runner.busy.connect(self._busy)
+        self.runner.progress.connect(lambda text: self.status.showMessage(text, 5000))
+        self.runner.built.connect(self._built)
+        self.runner.verified.connect(self._verified)
+        self.runner.benched.connect(self._benched)
+        self.runner.failed.connect(self._job_failed)
+
+    def _after_show(self) -> None:
+        """Work that must not delay the first paint: backend detection, crash recovery."""
+        probe = BackendProbe(self)
+        probe.found.connect(self.status.set_backend)
+        QThreadPool.globalInstance().start(probe.runnable())
+        if self._offer_recovery:
+            self.offer_recovery()
+
+    # -- messages and layout ------------------------------------------------------------------
+
+    def report(self, level: str, what: str, hint: str = "") -> None:
+        """Tell the user: the Messages pane keeps it, the status bar shows it for a while."""
+        self.messages.add(level, what, hint)
+        self.status.showMessage(what + (f" \u2014 {hint}" if hint else ""), 8000)
+        if level == "error":
+            self.docks["messages"].raise_()
+
+    def _restore_layout(self) -> None:
+        """Window geometry and dock layout from the settings file."""
+        geometry = self.settings.value("geometry")
+        state = self.settings.value("windowState")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+
+    def save_layout(self) -> None:
+        """Remember geometry, dock layout and theme."""
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("windowState", self.saveState())
+        self.settings.setValue("theme", self.themes.theme.name)
+        self.settings.sync()
+
+    def reset_layout(self) -> None:
+        """Every dock back where it started."""
+        self.restoreState(self._default_state)
+
+    def set_theme(self, name: str) -> None:
+        """Switch theme for the application and every editor."""
+        theme = self.themes.apply(name)
+        self.tabs.theme = theme
+        for editor in self.tabs.editors():
+            editor.apply_theme(theme)
+
+    def charts(self) -> Any:
+        """The charts pane, created (and pyqtgraph imported) on first use."""
+        if self._charts is None:
+            from ui.charts.charts_pane import ChartsPane
+
+            self._charts = ChartsPane(self.themes.theme)
+            self.docks["charts"].setWidget(self._charts)
+        return self._charts
+
+    # -- files --------------------------------------------------------------------------------
+
+    def open_files(self, paths: Iterable[str | Path]) -> list[CudaEditor]:
+        """Open files in tabs; a spec opens its kernel source too."""
+        opened = []
+        for raw in paths:
+            path = Path(raw).expanduser()
+            if path.suffix == ".toml":
+                self.spec_panel.load(path)
+                source = self._spec_source(path)
+                path = source if source is not None else path
+            editor = self.tabs.open_path(path)
+            if editor is not None:
+                opened.append(editor)
+        return opened
+
+    def _spec_source(self, spec_path: Path) -> Path | None:
+        """The kernel source a spec names, if it exists."""
+        try:
+            kernel = tomllib.loads(spec_path.read_text(encoding="utf-8")).get("kernel", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None
+        source = spec_path.parent / str(kernel.get("source", ""))
+        return source if source.is_file() and source.suffix != ".toml" else None
+
+    def open_dialog(self) -> None:
+        """Ask for files and open them."""
+        folder = str(self.settings.value("last_folder", str(Path.home())))
+        paths = self.prompter.ask_open_paths(folder)
+        if paths:
+            self.settings.setValue("last_folder", str(Path(paths[0]).parent))
+            self.open_files(paths)
+
+    def new_from_template(self, name: str | None = None,
+                          folder: Path | None = None) -> CudaEditor | None:
+        """Copy a template into a folder and open it (asks for both when not given)."""
+        if name is None or folder is None:
+            gallery = TemplateGallery(Path(str(self.settings.value(
+                "template_folder", str(Path.home() / "kernels")))), self)
+            accepted = gallery.exec()
+            template, folder = gallery.chosen(), gallery.folder()
+            gallery.deleteLater()
+            if not accepted or template is None:
+                return None
+        else:
+            template = next((t for t in list_templates() if t.name == name), None)
+            if template is None:
+                self.report("error", f"No template named {name}", "See File > New.")
+                return None
+        return self._create(template, folder)
+
+    def _create(self, template: Any, folder: Path) -> CudaEditor | None:
+        """Copy the template and open its source and spec."""
+        try:
+            source = create_from_template(template, folder)
+        except TemplateExists as error:
+            self.report("error", f"Could not create {template.name}: {error}",
+                        "Choose another folder, or open the existing kernel.")
+            return None
+        except OSError as error:
+            self.report("error", f"Could not create {template.name}: {error.strerror}",
+                        "Is the folder writable?")
+            return None
+        self.settings.setValue("template_folder", str(folder))
+        self.report("info", f"Created {source.parent}")
+        opened = self.open_files([source])
+        return opened[0] if opened else None
+
+    def _editor_changed(self, editor: CudaEditor | None) -> None:
+        """Follow the current tab: its spec in the panel, caret position in the status bar."""
+        if editor is None:
+            return
+        for signal, slot in ((editor.cursorMoved, self.status.set_position),
+                             (editor.cursorLineChanged, self._source_line_selected)):
+            signal.connect(slot, Qt.ConnectionType.UniqueConnection)
+        path = self.tabs.document(editor).path
+        spec = spec_for(path) if path else None
+        if spec is not None and spec != self.spec_panel.path and not self.spec_panel.is_modified():
+            self.spec_panel.load(spec)
+
+    def _document_saved(self, editor: CudaEditor) -> None:
+        """A saved spec file reloads the panel."""
+        path = self.tabs.document(editor).path
+        if path is not None and path == self.spec_panel.path and not self.spec_panel.is_modified():
+            self.spec_panel.load(path)
+
+    def toggle_comment(self) -> None:
+        """Comment or uncomment the selected lines of the current editor."""
+        editor = self.tabs.current()
+        if editor is not None:
+            editor.toggle_comment()
+
+    def offer_recovery(self) -> int:
+        """Offer back what crashed sessions autosaved; returns how many buffers reopened."""
+        root = recovery_files.recovery_root()
+        crashed = recovery_files.crashed_sessions(root, exclude=self.recovery.folder)
+        buffers = recovery_files.recoverable(root, exclude=self.recovery.folder)
+        if not buffers:
+            recovery_files.discard_sessions(crashed)
+            return 0
+        if not self.prompter.ask_recover(buffers):
+            recovery_files.set_aside(crashed)
+            self.report("info", "Unsaved work from the last session was set aside",
+                        f"It is kept in {recovery_files.set_aside_root()}.")
+            return 0
+        for buffer in buffers:
+            self.tabs.add_buffer(buffer.text, Path(buffer.path) if buffer.path else None,
+                                 buffer.title, modified=True)
+        recovery_files.discard_sessions(crashed)
+        self.report("info", f"Recovered {len(buffers)} unsaved buffer(s)",
+                    "Save them to keep them (Ctrl+S).")
+        return len(buffers)
+
+    # -- build, verify, bench -----------------------------------------------------------------
+
+    def build(self) -> bool:
+        """Compile the current buffer's text in the background."""
+        editor = self.tabs.current()
+        if editor is None:
+            self.report("info", "Nothing to build", "Open a kernel or start one from a template.")
+            return False
+        document = self.tabs.document(editor)
+        text, version = editor.snapshot()
+        if not self.runner.build(text, version, document.buffer_id, document.path,
+                                 document.untitled_name, self.spec_panel.spec()):
+            self.report("info", "A job is already running", "Wait for it, or Cancel it.")
+            return False
+        self.compile_pane.show_running()
+        self.docks["compile"].raise_()
+        return True
+
+    def _editor_for(self, buffer_id: str) -> CudaEditor | None:
+        """The open editor of a buffer id."""
+        return next((e for e in self.tabs.editors()
+                     if self.tabs.document(e).buffer_id == buffer_id), None)
+
+    def _built(self, snapshot: BuildSnapshot, data: dict[str, Any]) -> None:
+        """Show a build: diagnostics in the pane and the editor, PTX and SASS."""
+        editor = self._editor_for(snapshot.buffer_id)
+        stale = editor is not None and editor.version != snapshot.version
+        items = self.compile_pane.show_result(data, stale)
+        if editor is not None:
+            editor.set_diagnostics([d for d in items if same_file(d.file, snapshot.filename)])
+        ptx = data.get("ptx") if isinstance(data.get("ptx"), str) else ""
+        self.assembly_view.show_assembly(str(ptx), data.get("sass") or {}, snapshot.filename)
+        self._assembly_buffer = snapshot.buffer_id
+        level = "info" if data.get("ok") else "error"
+        self.report(level, self.compile_pane.summary.text(),
+                    "" if data.get("ok") else "Click a diagnostic to jump to its line.")
+        self.buildFinished.emit(data)
+
+    def _go_to_diagnostic(self, line: int, column: int) -> None:
+        """Jump to a diagnostic in the buffer that was built."""
+        editor = self._editor_for(self._assembly_buffer) or self.tabs.current()
+        if editor is not None:
+            self.tabs.setCurrentWidget(editor)
+            editor.go_to(line, column)
+
+    def _source_line_selected(self, line: int) -> None:
+        """Highlight the instructions made from the caret's line."""
+        editor = self.tabs.current()
+        if editor is not None and self.tabs.document(editor).buffer_id == self._assembly_buffer:
+            self.assembly_view.select_source_line(line)
+
+    def _show_source_line(self, line: int) -> None:
+        """An instruction was clicked: show and highlight its source line."""
+        editor = self._editor_for(self._assembly_buffer)
+        if editor is not None:
+            self.tabs.setCurrentWidget(editor)
+            editor.highlight_lines([line])
+            editor.ensureVisibleEnforcePolicy(line - 1)
+
+    def _ready_spec(self) -> Path | None:
+        """Save what a run reads (the kernel, changed files beside it, the spec), or say why not."""
+        editor = self.tabs.current()
+        spec_path = self.spec_panel.path
+        if editor is not None and spec_path is None:
+            path = self.tabs.document(editor).path
+            spec_path = spec_for(path) if path else None
+            if spec_path is not None:
+                self.spec_panel.load(spec_path)
+        if spec_path is None:
+            self.report("error", "No spec for this kernel", "A run needs a .toml spec beside the "
+                        ".cu file; File > New from template creates both.")
+            return None
+        for other in self.tabs.modified_editors():
+            path = self.tabs.document(other).path
+            if path is not None and path.parent == spec_path.parent and not self.tabs.save(other):
+                return None
+        if self.spec_panel.is_modified() and not self.spec_panel.save():
+            self.report("error", "The spec has problems", "Fix the fields listed in the Spec pane.")
+            self.docks["spec"].raise_()
+            return None
+        return spec_path
+
+    def verify(self, sanitize: str | None = None) -> bool:
+        """Verify the current kernel against its reference through a worker."""
+        spec_path = self._ready_spec()
+        if spec_path is None:
+            return False
+        if not self.runner.verify(spec_path, sanitize):
+            self.report("info", "A job is already running", "Wait for it, or Cancel it.")
+            return False
+        what = f"Verifying {spec_path.name}" + (f" under {sanitize}" if sanitize else "")
+        self.results_pane.show_running(what + "\u2026")
+        self.docks["results"].raise_()
+        return True
+
+    def _verified(self, verdict: dict[str, Any]) -> None:
+        """Show a verdict; compile errors also go to the editor."""
+        self.results_pane.show_verdict(verdict)
+        self.docks["results"].raise_()
+        status = str(verdict.get("status"))
+        self.report("info" if status == "passed" else "error",
+                    f"Verification: {status.replace('_', ' ')} \u2014 {verdict.get('message', '')}")
+        if verdict.get("diagnostics"):
+            items = self.compile_pane.show_result({"ok": status != "compile_error",
+                                                   "diagnostics": verdict["diagnostics"]})
+            editor = self.tabs.current()
+            if editor is not None:
+                editor.set_diagnostics(items)
+
+    def bench(self) -> bool:
+        """Time the current kernel."""
+        spec_path = self._ready_spec()
+        if spec_path is None:
+            return False
+        if not self.runner.bench(spec_path):
+            self.report("info", "A job is already running", "Wait for it, or Cancel it.")
+            return False
+        self.results_pane.show_running(f"Timing {spec_path.name}\u2026")
+        return True
+
+    def _benched(self, data: dict[str, Any]) -> None:
+        """Timing results go to the charts."""
+        from ui.bench_data import feed_charts
+
+        self.docks["charts"].raise_()
+        shown = feed_charts(self.charts(), data)
+        self.report("info", f"Timing finished: {shown}")
+
+    def _job_failed(self, kind: str, message: str, hint: str) -> None:
+        """A job without a result: cancelled, or the tool could not run."""
+        if kind == "compile":
+            self.compile_pane.show_failure(message)
+        else:
+            self.results_pane.show_failure(message, hint)
+        level = "info" if message == "cancelled" else "error"
+        self.report(level, f"{kind}: {message}", hint)
+
+    def _busy(self, what: str | None) -> None:
+        """Enable Cancel while a job runs; disable starting another."""
+        self.status.set_busy(what)
+        self.actions_by_name["cancel"].setEnabled(what is not None)
+        for name in ("build", "verify", "bench", "memcheck", "racecheck"):
+            self.actions_by_name[name].setEnabled(what is None)
+
+    # -- closing ------------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Ask about unsaved buffers; on a clean exit remove this session's recovery folder."""
+        if not self.tabs.close_all():
+            event.ignore()
+            return
+        self.runner.shutdown()
+        self.save_layout()
+        self.recovery.close()
+        event.accept()
