@@ -363,6 +363,8 @@ class CudaEditor(ScintillaEdit):
         line = int(self.lineFromPosition(self.currentPos()))
         if self.line_text(line + 1).strip() != "}":
             return
+        # braceMatch only pairs braces of the same style: style the brace just typed first.
+        self.colourise(0, self.currentPos())
         match = int(self.braceMatch(self.currentPos() - 1, 0))
         if match >= 0:
             indent = int(self.lineIndentation(self.lineFromPosition(match)))

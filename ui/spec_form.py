@@ -6,13 +6,16 @@ loaded, shown and fixed; app.spec validates what the form produces.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from app.launch import CaseError, resolve
 from app.spec import Problem, Spec, SpecError, parse_spec_data
 
 ArgRow = dict[str, str]
+_FIELD = re.compile(r"^(\[\w+\]\.\w+|arg \(\w+\)\.\w+)")
 
 
 def split_list(text: str) -> list[str]:
@@ -163,9 +166,28 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def case_problems(spec: Spec) -> list[Problem]:
+    """Launch problems that only show for a case (a block of 0, a grid past CUDA's limits)."""
+    problems = []
+    cases = [("[verify].cases", case) for case in spec.cases]
+    if spec.bench_case:
+        cases.append(("[bench].case", spec.bench_case))
+    for where, case in cases:
+        try:
+            resolve(spec, case)
+        except (CaseError, ValueError) as error:
+            text = str(error)
+            match = _FIELD.match(text)
+            label = ", ".join(f"{k}={v}" for k, v in case.items())
+            problems.append(Problem(match.group(1) if match else where,
+                                    f"for the case {{{label}}}: {text}"))
+    return problems
+
+
 def validate(data: Mapping[str, Any], base_dir: Path, path: Path | None) -> Spec | list[Problem]:
-    """The validated Spec, or every problem (each naming its field)."""
+    """The validated Spec, or every problem (each naming its field), cases resolved too."""
     try:
-        return parse_spec_data(data, base_dir, path)
+        spec = parse_spec_data(data, base_dir, path)
     except SpecError as error:
         return list(error.problems)
+    return case_problems(spec) or spec

@@ -49,7 +49,7 @@ VALIDATE_MS = 250
 
 def field_for(problem: Problem) -> str:
     """The form field a problem is about ('args' for argument problems)."""
-    if problem.field.startswith(("arg[", "[[arg]]")):
+    if problem.field.startswith(("arg[", "arg (", "[[arg]]")):
         return "args"
     for prefix, name in PROBLEM_FIELDS.items():
         if problem.field.startswith(prefix):
