@@ -22,7 +22,9 @@ import pytest
 
 from app import expr
 from app.dtypes import DTYPES, lookup
-from app.launch import Resolved, resolve
+from app.engine.buffers import generate_inputs
+from app.engine.reference import expected_outputs
+from app.launch import resolve
 from app.spec import Spec, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -263,6 +265,22 @@ def test_kernel_compiles_for_sm90_and_exports_its_entry(path: Path) -> None:
         assert "warning" not in log, log
 
 
+def test_nvcc_compiles_every_template_for_sm90_too(tmp_path: Path) -> None:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH (the NVRTC test above still ran)")
+    specs = [load_spec(p.values[0]) for p in TEMPLATE_SPECS]
+    # One nvcc run for all of them: its start-up, not the compiling, is what costs time.
+    done = subprocess.run([nvcc, "-cubin", "-arch=sm_90", "-lineinfo", "--threads", "2",
+                           *[str(s.source_path) for s in specs]], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    for spec in specs:
+        cubin = (tmp_path / f"{spec.source_path.stem}.cubin").read_bytes()
+        assert spec.entry in elf_functions(cubin), spec.source
+        assert f"{spec.source_path.name}(" not in done.stderr, done.stderr  # no warnings
+
+
 def cuobjdump() -> str | None:
     """cuobjdump from the nvidia-cuda-cuobjdump wheel, or a toolkit's on PATH."""
     try:
@@ -369,45 +387,17 @@ def load_reference(spec: Spec) -> Callable[..., dict[str, np.ndarray]]:
     return function
 
 
-def generate(init: str, shape: tuple[int, ...], dtype: np.dtype[Any],
-             rng: np.random.Generator) -> np.ndarray:
-    """Random inputs in the spirit of the spec's init (the engine's exact generator may differ)."""
-    count = math.prod(shape)
-    call = re.match(r"(uniform|randint)\(\s*([^,]+),\s*([^)]+)\)", init)
-    if call:
-        low, high = float(call.group(2)), float(call.group(3))
-        values = (rng.uniform(low, high, count) if call.group(1) == "uniform"
-                  else rng.integers(int(low), int(high), count, endpoint=True))
-    else:
-        values = {"normal": lambda: rng.standard_normal(count),
-                  "uniform": lambda: rng.uniform(0.0, 1.0, count),
-                  "ones": lambda: np.ones(count), "zeros": lambda: np.zeros(count),
-                  "arange": lambda: np.arange(count)}[init]()
-    return values.astype(dtype).reshape(shape)
-
-
-def make_inputs(spec: Spec, resolved: Resolved, seed: int) -> dict[str, Any]:
-    """Every in/inout buffer (shaped) and every scalar, by name, as the verifier passes them."""
-    rng = np.random.default_rng(seed)
-    inputs: dict[str, Any] = dict(resolved.scalars)
-    for arg in spec.args:
-        if arg.kind in ("in", "inout"):
-            assert arg.init is not None
-            shape = resolved.shapes[arg.name]
-            inputs[arg.name] = generate(arg.init, shape, lookup(arg.dtype).numpy, rng)
-    return inputs
-
-
 @pytest.mark.parametrize("path", ALL_SPECS)
 def test_reference_returns_every_output_with_its_shape_and_dtype(path: Path) -> None:
     spec = load_spec(path)
     reference = load_reference(spec)
     outputs = [a for a in spec.args if a.kind in ("out", "inout")]
-    for case in spec.cases:
+    for index, case in enumerate(spec.cases):
         resolved = resolve(spec, case)
-        inputs = make_inputs(spec, resolved, seed=0)
-        before = {k: v.copy() for k, v in inputs.items() if isinstance(v, np.ndarray)}
-        result = reference(**inputs)
+        # Exactly the inputs the verifier would make for seed 0 of this case.
+        inputs = generate_inputs(spec, resolved, seed=0, case_index=index)
+        before = {name: array.copy() for name, array in inputs.items()}
+        result = reference(**inputs, **resolved.scalars)
         assert set(result) == {a.name for a in outputs}, case
         for arg in outputs:
             value = result[arg.name]
@@ -416,6 +406,7 @@ def test_reference_returns_every_output_with_its_shape_and_dtype(path: Path) -> 
             assert np.isfinite(value.astype(np.float64)).all(), (arg.name, case)
         for name, original in before.items():
             np.testing.assert_array_equal(inputs[name], original, f"reference changed {name}")
+        expected_outputs(reference, spec, resolved, inputs)  # the engine accepts them too
 
 
 def run_reference(name: str, folder: Path = TEMPLATE_DIR, **inputs: Any) -> dict[str, Any]:
