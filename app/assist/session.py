@@ -1,0 +1,280 @@
+"""ModelSession: one local model, loaded lazily, generating with streaming and a real Stop.
+
+No Qt here: the GUI wraps a session in a long-lived QThread worker and forwards on_token calls as
+signals; the CLI calls it directly. One generation runs at a time (a lock serialises callers).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app import offline
+from app.assist import quant
+from app.assist.answer import Answer
+from app.assist.convert import default_model_folder
+from app.assist.errors import AssistError, GenerationFailed
+from app.assist.manifest import Progress
+from app.assist.safety import check_model_folder
+from app.assist.streaming import EventStopper, Interrupted, OnToken, TokenStream, interrupt_on
+
+Message = dict[str, str]
+DEFAULT_CONTEXT_TOKENS = 8192
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """How to sample. temperature 0 means greedy (the same answer every time)."""
+
+    temperature: float = 0.0
+    top_p: float = 0.95
+    repetition_penalty: float = 1.1
+    seed: int | None = None
+    min_new_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """What a load did and how long each part took."""
+
+    folder: Path
+    device: str
+    quantization: str
+    parameters: int
+    check_s: float
+    load_s: float
+
+
+def _quiet(message: str, fraction: float) -> None:
+    """The default progress callback: says nothing."""
+
+
+def _fallback_prompt(messages: list[Message]) -> str:
+    """A plain transcript for tokenizers without a chat template."""
+    turns = [f"{m['role'].capitalize()}: {m['content']}" for m in messages]
+    return "\n\n".join(turns) + "\n\nAssistant:"
+
+
+class ModelSession:
+    """A local model folder, checked and loaded on first use, then reused for every answer."""
+
+    def __init__(self, folder: Path | None = None, device: str = "auto",
+                 quantization: str = "auto", context_tokens: int | None = None,
+                 progress: Progress | None = None, threads: int | None = None) -> None:
+        """Remember where the model is and how to load it; nothing is read yet.
+
+        `threads` sets torch's CPU threads (process-wide) at load; on a machine shared with other
+        work, fewer threads than cores avoids threads waiting on each other."""
+        self.folder = Path(folder) if folder else default_model_folder()
+        self.requested_device = device
+        self.requested_quantization = quantization
+        self.context_limit = context_tokens
+        self.progress = progress or _quiet
+        self.threads = threads
+        self.report: LoadReport | None = None
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._verified = False
+        self._window: int | None = None
+        self._lock = threading.RLock()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights are in memory."""
+        return self._model is not None
+
+    def load_tokenizer(self) -> Any:
+        """Check the folder and load only the tokenizer (cheap: enough to count tokens)."""
+        with self._lock:
+            if self._tokenizer is None:
+                self._check(self.progress)
+                self._tokenizer = self._read_tokenizer()
+            return self._tokenizer
+
+    def load(self, progress: Progress | None = None) -> LoadReport:
+        """Check every file against the manifest, then load the weights (once)."""
+        with self._lock:
+            if self.report is not None:
+                return self.report
+            report = progress or self.progress
+            started = time.perf_counter()
+            self._check(report)
+            checked = time.perf_counter()
+            if self._tokenizer is None:
+                self._tokenizer = self._read_tokenizer()
+            self._model, device, quantization = self._read_model(report)
+            self.report = LoadReport(self.folder, device, quantization,
+                                     sum(p.numel() for p in self._model.parameters()),
+                                     checked - started, time.perf_counter() - checked)
+            report("ready", 1.0)
+            return self.report
+
+    def unload(self) -> None:
+        """Drop the weights (the next generate loads them again)."""
+        with self._lock:
+            self._model, self.report, self._verified = None, None, False
+
+    def _check(self, progress: Progress) -> None:
+        """The safety checks and the manifest, reported as the first 60% of a load; done once
+        per load (the tokenizer and the weights of one load share it)."""
+        if self._verified:
+            return
+        check_model_folder(self.folder, lambda m, f: progress(m, 0.6 * f))
+        # Set again here: a library that reads these at import must see them first.
+        offline.apply_offline_env()
+        self._verified = True
+
+    def _read_tokenizer(self) -> Any:
+        """The folder's tokenizer, local files only, no remote code."""
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(str(self.folder), local_files_only=True,
+                                             trust_remote_code=False)
+
+    def _read_model(self, progress: Progress) -> tuple[Any, str, str]:
+        """The weights, placed and quantized as asked."""
+        import torch
+        from transformers import AutoModelForCausalLM
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # we report progress
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        device = quant.resolve_device(self.requested_device)
+        quantization = quant.resolve_quantization(self.requested_quantization, device)
+        progress(f"loading weights ({device}, {quantization})", 0.7)
+        model: Any = AutoModelForCausalLM.from_pretrained(
+            str(self.folder), local_files_only=True, trust_remote_code=False,
+            use_safetensors=True, **quant.load_arguments(quantization, device))
+        model.eval()
+        return model, device, quantization
+
+    # -- tokens ------------------------------------------------------------------------------
+
+    def context_window(self) -> int:
+        """Tokens the model can attend to (its config), capped by the user's limit if set."""
+        if self._window is None:
+            self.load_tokenizer()
+            from transformers import AutoConfig
+
+            config = AutoConfig.from_pretrained(str(self.folder), local_files_only=True,
+                                                trust_remote_code=False)
+            self._window = int(getattr(config, "max_position_embeddings", 0)
+                               or DEFAULT_CONTEXT_TOKENS)
+        return min(self._window, self.context_limit) if self.context_limit else self._window
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in plain text."""
+        return len(self.load_tokenizer().encode(text, add_special_tokens=False))
+
+    def render(self, messages: list[Message]) -> str:
+        """The exact prompt text the model reads for these messages."""
+        tokenizer = self.load_tokenizer()
+        if not getattr(tokenizer, "chat_template", None):
+            return _fallback_prompt(messages)
+        text: str = tokenizer.apply_chat_template(messages, tokenize=False,
+                                                  add_generation_prompt=True)
+        return text
+
+    def count_messages(self, messages: list[Message]) -> int:
+        """Tokens of the whole rendered prompt, chat markup included."""
+        return len(self.load_tokenizer().encode(self.render(messages), add_special_tokens=False))
+
+    # -- generation --------------------------------------------------------------------------
+
+    def generate(self, messages: list[Message], max_new_tokens: int = 512,
+                 on_token: OnToken | None = None, stop: threading.Event | None = None,
+                 options: GenerationOptions | None = None) -> Answer:
+        """Answer `messages`, streaming text to `on_token`; setting `stop` ends it promptly.
+
+        Loads the model first when needed. A stop (before or during) gives an Answer whose
+        finish_reason is 'stopped' and whose text is what was generated until then.
+        """
+        stop = stop or threading.Event()
+        with self._lock:
+            started = time.perf_counter()
+            if stop.is_set():
+                return Answer("", "stopped", 0, 0, 0.0)
+            self.load()
+            return self._generate(messages, max_new_tokens, on_token, stop,
+                                  options or GenerationOptions(), started)
+
+    def _inputs(self, messages: list[Message]) -> Any:
+        """Token ids of the rendered prompt, on the model's device."""
+        encoded = self._tokenizer(self.render(messages), return_tensors="pt",
+                                  add_special_tokens=False)
+        return encoded.to(self._model.device)
+
+    def _budget(self, prompt_tokens: int, max_new_tokens: int) -> tuple[int, list[str]]:
+        """Clamp the answer length to the context window, saying so when it is cut."""
+        room = self.context_window() - prompt_tokens
+        if room <= 0:
+            raise AssistError(f"the prompt has {prompt_tokens} tokens and fills the model's "
+                              f"{self.context_window()}-token context",
+                              "shorten the question or the context")
+        if max_new_tokens <= room:
+            return max_new_tokens, []
+        return room, [f"answer limited to {room} tokens (asked for {max_new_tokens}): the "
+                      f"prompt uses {prompt_tokens} of {self.context_window()}"]
+
+    def _generation_config(self, max_new_tokens: int, options: GenerationOptions) -> Any:
+        """A complete GenerationConfig, so nothing is inherited from the folder silently."""
+        import transformers
+
+        eos = self._model.generation_config.eos_token_id or self._tokenizer.eos_token_id
+        pad = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else eos
+        sampling: dict[str, Any] = {"do_sample": False}
+        if options.temperature > 0:
+            sampling = {"do_sample": True, "temperature": options.temperature,
+                        "top_p": options.top_p}
+        config_class: Any = transformers.GenerationConfig
+        return config_class(max_new_tokens=max_new_tokens, eos_token_id=eos,
+                                pad_token_id=pad, min_new_tokens=options.min_new_tokens,
+                                repetition_penalty=options.repetition_penalty, **sampling)
+
+    def _generate(self, messages: list[Message], max_new_tokens: int, on_token: OnToken | None,
+                  stop: threading.Event, options: GenerationOptions, started: float) -> Answer:
+        """The body of generate(), under the lock with the model loaded."""
+        import torch
+        from transformers import StoppingCriteriaList
+
+        inputs = self._inputs(messages)
+        prompt_tokens = int(inputs["input_ids"].shape[1])
+        limit, warnings = self._budget(prompt_tokens, max_new_tokens)
+        if options.seed is not None:
+            torch.manual_seed(options.seed)
+        stream = TokenStream(self._tokenizer, on_token, started)
+        interrupted = False
+        try:
+            with torch.inference_mode(), interrupt_on(self._model, stop):
+                self._model.generate(**inputs, generation_config=self._generation_config(
+                    limit, options), streamer=stream,
+                    stopping_criteria=StoppingCriteriaList([EventStopper(stop)]))
+        except Interrupted:
+            interrupted = True
+            stream.end()
+        except (RuntimeError, ValueError, MemoryError) as error:
+            raise GenerationFailed(f"the model failed while generating: {error}",
+                                   "try fewer new tokens, or another quantization") from error
+        return self._answer(stream, prompt_tokens, limit, stop, interrupted, started, warnings)
+
+    def _answer(self, stream: TokenStream, prompt_tokens: int, limit: int,
+                stop: threading.Event, interrupted: bool, started: float,
+                warnings: list[str]) -> Answer:
+        """Package the streamed text with why it ended."""
+        count = len(stream.ids)
+        eos = self._model.generation_config.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos])
+        if interrupted or (stop.is_set() and count < limit and (
+                not stream.ids or stream.ids[-1] not in eos_ids)):
+            reason = "stopped"
+        elif stream.ids and stream.ids[-1] in eos_ids:
+            reason = "eos"
+        else:
+            reason = "length"
+        return Answer(stream.text, reason, prompt_tokens, count,
+                      time.perf_counter() - started, stream.first_token_s, tuple(warnings))
+
