@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QHBoxLayout,
     QPushButton,
@@ -28,6 +29,7 @@ class ChartsPane(QWidget):
     def __init__(self, theme: Theme | None = None, parent: QWidget | None = None) -> None:
         """Create every chart once."""
         super().__init__(parent)
+        before = {id(widget) for widget in QApplication.topLevelWidgets()}
         self.samples = SamplesChart(theme)
         self.variants = VariantsChart(theme)
         self.sweep = SweepChart(theme)
@@ -46,6 +48,13 @@ class ChartsPane(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(buttons)
+        self._adopt_popups(before)
+
+    def _adopt_popups(self, before: set[int]) -> None:
+        """Parent the menus pyqtgraph creates without a parent, so they die with this pane."""
+        for widget in QApplication.topLevelWidgets():
+            if id(widget) not in before and widget is not self and widget.parent() is None:
+                widget.setParent(self, widget.windowFlags())
 
     def export_current(self, path: Path) -> Path:
         """Export the visible chart (PNG or SVG by suffix)."""

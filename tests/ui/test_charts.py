@@ -1,0 +1,85 @@
+"""Charts take plain arrays, create their items once, update them with setData, export
+PNG and SVG; the bench adapter turns timing JSON into those arrays."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ui.bench_data import feed_charts
+from ui.charts.charts_pane import ChartsPane
+from ui.theme import load_theme
+
+
+@pytest.fixture
+def charts(qtbot: Any) -> ChartsPane:
+    """The charts pane, shown."""
+    pane = ChartsPane(load_theme("light"))
+    qtbot.addWidget(pane)
+    pane.resize(900, 600)
+    pane.show()
+    return pane
+
+
+def item_counts(pane: ChartsPane) -> list[int]:
+    """How many graphics items each chart holds."""
+    return [len(pane.samples.getPlotItem().items), len(pane.variants.getPlotItem().items),
+            len(pane.sweep.time_plot.items), len(pane.roofline.getPlotItem().items)]
+
+
+def feed(pane: ChartsPane, scale: float) -> None:
+    """Every chart, with data scaled by `scale`."""
+    rng = np.random.default_rng(1)
+    pane.samples.set_samples(["naive", "tiled"], [rng.normal(2, 0.1, 30) * scale,
+                                                  rng.normal(1, 0.05, 30) * scale])
+    pane.variants.set_variants(["naive", "tiled"], [2 * scale, scale], [1.9 * scale, 0.95 * scale],
+                               [2.1 * scale, 1.05 * scale])
+    sizes = [1e3, 1e4, 1e5, 1e6]
+    pane.sweep.set_sweep(sizes, {"naive": ([0.01 * scale, 0.02, 0.1, 0.9], [10, 80, 400, 900])})
+    pane.roofline.set_roofline(60000, 4000, ["naive", "tiled"], [0.25, 8.0],
+                               [300 * scale, 9000 * scale])
+
+
+def test_items_are_created_once_and_updated(charts: ChartsPane) -> None:
+    feed(charts, 1.0)
+    counts = item_counts(charts)
+    first_points = charts.samples.points
+    feed(charts, 2.0)
+    assert item_counts(charts) == counts and charts.samples.points is first_points
+    x, y = charts.samples.medians.getData()
+    assert list(x) == [0, 1] and y[0] > y[1] > 0  # medians: naive is the slower one
+    assert charts.variants.bars.opts["height"][0] == pytest.approx(4.0)
+
+
+def test_hovered_points_have_tips(charts: ChartsPane) -> None:
+    feed(charts, 1.0)
+    spot = charts.roofline.points.scatter.points()[1]
+    assert charts.roofline.points.scatter.opts["hoverable"]
+    tip = charts.roofline.points.scatter.opts["tip"](x=0, y=0, data=spot.data())
+    assert tip.startswith("tiled: 8 FLOP/B, 9000 GFLOP/s (") and "of roof" in tip
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_every_chart_exports(charts: ChartsPane, tmp_path: Path, suffix: str) -> None:
+    feed(charts, 1.0)
+    for index in range(charts.tabs.count()):
+        charts.tabs.setCurrentIndex(index)
+        path = charts.export_current(tmp_path / f"chart{index}{suffix}")
+        assert path.stat().st_size > 2000
+        if suffix == ".svg":
+            assert ET.parse(path).getroot().tag.endswith("svg")
+
+
+def test_bench_json_feeds_the_charts(charts: ChartsPane) -> None:
+    result = {"variants": [{"name": "v1", "samples_ms": [1.0, 1.1, 0.9], "median_ms": 1.0,
+                            "ci_low_ms": 0.95, "ci_high_ms": 1.05, "intensity": 0.1,
+                            "gflops": 100.0}],
+              "roofs": {"gflops": 50000.0, "gbps": 3000.0},
+              "sweep": {"sizes": [10, 100], "series": {"v1": {"time_ms": [1, 2],
+                                                               "gbps": [5, 6]}}}}
+    assert feed_charts(charts, result) == "1 variant(s), size sweep, roofline"
+    assert feed_charts(charts, {}) == "no timing data in the result"

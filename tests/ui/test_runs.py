@@ -1,0 +1,145 @@
+"""Build, verify and cancel from the real window, through the real job process and worker.
+
+Verification uses the engine's selftest backend: its "kernels" are named behaviours run in a
+real worker process, so a pass, a mismatch and a hang are real on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from ui.main_window import MainWindow
+
+SPEC = """[kernel]
+source = "k.cu"
+entry = "{entry}"
+
+[[arg]]
+name = "a"
+kind = "in"
+dtype = "float32"
+shape = ["n"]
+
+[[arg]]
+name = "c"
+kind = "out"
+dtype = "float32"
+shape = ["n"]
+
+[[arg]]
+name = "n"
+kind = "scalar"
+dtype = "int32"
+value = "n"
+
+[launch]
+grid = ["cdiv(n, 256)"]
+block = ["256"]
+
+[reference]
+python = "ref.py"
+
+[verify]
+cases = [{{ n = 1 }}, {{ n = 1025 }}]
+seeds = 2
+"""
+
+
+def selftest_kernel(folder: Path, entry: str, reference: str = "return {'c': a}") -> Path:
+    """A kernel folder whose spec names a selftest behaviour; returns the .cu path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "k.cu").write_text("// run by the selftest backend\n__global__ void k() {}\n")
+    (folder / "ref.py").write_text(f"def reference(a, n):\n    {reference}\n")
+    (folder / "k.toml").write_text(SPEC.format(entry=entry))
+    return folder / "k.cu"
+
+
+def processes_tagged(tag: str) -> list[int]:
+    """Live processes whose environment carries this test's tag (the job and its worker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"KS_TEST_TAG={tag}".encode() in environ and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_verify_runs_in_a_real_worker_and_shows_the_verdict(
+        qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    window.open_files([selftest_kernel(tmp_path / "ok", "copy")])
+    window.runner.backend = "selftest"
+    with qtbot.waitSignal(window.runner.verified, timeout=60000):
+        qtbot.keyClick(window.tabs.current(), Qt.Key.Key_F5)
+    pane = window.results_pane
+    assert pane.status() == "PASSED"
+    assert pane.runs.rowCount() == 4
+    assert [pane.runs.item(r, 2).text() for r in range(4)] == ["passed"] * 4
+    assert pane.details.toPlainText() == "Every run passed."
+
+
+def test_a_mismatch_shows_the_first_bad_indices_in_plain_words(
+        qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    path = selftest_kernel(tmp_path / "bad", "copy", "return {'c': a + (a > 0.5) * 1.0}")
+    window.open_files([path])
+    window.runner.backend = "selftest"
+    with qtbot.waitSignal(window.runner.verified, timeout=60000):
+        assert window.verify()
+    pane = window.results_pane
+    assert pane.status() == "MISMATCH"
+    details = pane.details.toPlainText()
+    assert "outputs differ from the reference" in details
+    assert "c: " in details and ": expected " in details and "largest errors" in details
+
+
+def test_cancel_stops_a_hanging_kernel_and_its_worker(
+        qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tag = uuid.uuid4().hex
+    monkeypatch.setenv("KS_TEST_TAG", tag)
+    window.open_files([selftest_kernel(tmp_path / "hang", "hang")])
+    window.runner.backend = "selftest"
+    window.runner.timeout = 300.0
+    assert window.verify()
+    assert window.actions_by_name["cancel"].isEnabled()
+    assert not window.actions_by_name["verify"].isEnabled()
+    # Wait until the kernel really runs: the job process and its worker are both alive.
+    qtbot.waitUntil(lambda: len(processes_tagged(tag)) >= 2, timeout=30000)
+    with qtbot.waitSignal(window.runner.failed, timeout=10000):
+        window.actions_by_name["cancel"].trigger()
+    assert window.results_pane.status() == "CANCELLED"
+    assert window.status.worker_label.text() == "worker: idle"
+    qtbot.waitUntil(lambda: not processes_tagged(tag), timeout=10000)
+    assert window.actions_by_name["verify"].isEnabled()
+
+
+def test_a_build_shows_a_diagnostic_marker_and_a_click_jumps_to_it(
+        qtbot: Any, window: MainWindow, kernel_copy: Path) -> None:
+    compile_api = pytest.importorskip("app.compile")
+    if not hasattr(compile_api, "compile_source"):
+        pytest.skip("app.compile.compile_source has not landed yet (issue 3)")
+    editor = window.open_files([kernel_copy])[0]
+    line = 14
+    editor.gotoPos(editor.lineEndPosition(line - 1))
+    editor.insertText(editor.currentPos(), " int j = undefined_name;")
+    with qtbot.waitSignal(window.buildFinished, timeout=120000) as blocker:
+        qtbot.keyClick(editor, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+    assert not blocker.args[0]["ok"]
+    assert line in editor.diagnostic_lines()
+    assert editor.annotationText(line - 1).data()
+    pane = window.compile_pane
+    assert pane.diagnostics.rowCount() >= 1 and "undefined_name" in pane.diagnostics.item(
+        0, 3).text()
+    editor.gotoPos(0)
+    pane.diagnostics.cellClicked.emit(0, 3)
+    assert editor.cursor_line() == line
