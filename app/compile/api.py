@@ -1,0 +1,296 @@
+"""compile_source and compile_file: check the input, the options and the includes, look in the
+cache, otherwise compile in the child process, and describe the outcome as a CompileResult."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app import system
+from app.compile import cache, includes, service
+from app.compile.diagnostics import LogContext, parse_log
+from app.compile.elf import CubinError
+from app.compile.model import CompileResult, Diagnostic, OptionError, failure
+from app.compile.options import DEFAULT_ARCH, check_arch, check_options
+from app.compile.resources import kernel_resources
+
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+BACKENDS = ("nvrtc", "nvcc")
+CACHE_FORMAT = "kernel-studio-compile-1"
+
+
+class Refusal(Exception):
+    """Why a compile is not attempted: a stage, a message, and diagnostics to mark."""
+
+    def __init__(self, stage: str, message: str, diagnostics: list[Diagnostic] | None = None):
+        """`stage` is one of model.STAGES."""
+        super().__init__(message)
+        self.stage = stage
+        self.message = message
+        self.diagnostics = diagnostics or []
+
+
+@dataclass
+class Plan:
+    """A checked compile: what goes to the child and the cache key that stands for it."""
+
+    name: str
+    filename: str
+    source: str
+    folder: Path | None
+    arch: str
+    backend: str
+    options: list[str]
+    key: str
+    request: dict[str, Any] = field(default_factory=dict)
+
+
+@functools.cache
+def default_arch() -> str:
+    """The first GPU's architecture, or sm_90 on a machine without one."""
+    gpus = system.list_gpus()
+    return gpus[0].arch if gpus else DEFAULT_ARCH
+
+
+def _stamp(path: Path) -> str:
+    """A file's identity for the cache: path, size and modification time."""
+    info = path.stat()
+    return f"{path}:{info.st_size}:{info.st_mtime_ns}"
+
+
+@functools.cache
+def compiler_identity(backend: str) -> str:
+    """What identifies the compiler in the cache key (a new compiler means new entries)."""
+    if backend == "nvcc":
+        return f"nvcc {system.find_tool('nvcc')} {system.nvcc_version()}"
+    libraries = sorted(p for entry in sys.path if Path(entry, "nvidia").is_dir()
+                       for p in Path(entry, "nvidia").glob("*/lib/libnvrtc*.so*"))
+    return "nvrtc " + " ".join(_stamp(p) for p in libraries)
+
+
+def source_problem(source: str, filename: str) -> str | None:
+    """Why `source` cannot be compiled at all (empty, binary, too large), or None."""
+    if not isinstance(source, str):
+        return f"{filename}: the source must be text, not {type(source).__name__}"
+    if not source.strip():
+        return f"{filename} is empty: there is nothing to compile; write a __global__ function"
+    try:
+        size = len(source.encode("utf-8"))
+    except UnicodeEncodeError as error:
+        return f"{filename} is not valid Unicode text (at character {error.start})"
+    if size > MAX_SOURCE_BYTES:
+        return too_large(filename, size)
+    if "\0" in source:
+        line = source.count("\n", 0, source.index("\0")) + 1
+        return (f"{filename} contains a NUL character on line {line}: it looks like a binary "
+                "file, not CUDA source")
+    return None
+
+
+def too_large(filename: str, size: int) -> str:
+    """The message for a source over the size limit."""
+    return (f"{filename} is {size / 2**20:.1f} MiB; kernel sources are limited to "
+            f"{MAX_SOURCE_BYTES // 2**20} MiB. Move tables into a data file, or split the file "
+            "into headers in the kernel's folder")
+
+
+def _check_inputs(source: str, filename: str, folder: Path | None, backend: str,
+                  timeout: float) -> tuple[str, Path | None]:
+    """The program name and the absolute folder, or Refusal."""
+    if backend not in BACKENDS:
+        raise Refusal("options", f"unknown backend {backend!r}: choose nvrtc or nvcc")
+    if backend == "nvcc" and system.find_tool("nvcc") is None:
+        raise Refusal("backend", "nvcc is not installed here: compile with the nvrtc backend")
+    if not timeout > 0:
+        raise Refusal("options", f"the time limit must be positive, not {timeout}")
+    name = Path(filename).name
+    if not name or name in (".", "..") or any(c in filename for c in "\0\r\n"):
+        raise Refusal("input", f"{filename!r} is not a usable file name")
+    problem = source_problem(source, filename)
+    if problem:
+        raise Refusal("input", problem)
+    if folder is None:
+        return name, None
+    absolute = Path(os.path.abspath(folder))
+    if not absolute.is_dir():
+        raise Refusal("input", f"the kernel's folder {absolute} does not exist")
+    return name, absolute
+
+
+def _checked_options(arch: str, options: Sequence[str], folder: Path | None) -> list[str]:
+    """The options as the compiler gets them, or Refusal naming the refused one."""
+    if isinstance(options, str):
+        raise Refusal("options", "options must be a list of strings, not one string")
+    try:
+        check_arch(arch)
+        return check_options(list(options), folder)
+    except OptionError as error:
+        raise Refusal("options", str(error)) from error
+
+
+def _checked_headers(source: str, filename: str, folder: Path | None,
+                     options: list[str]) -> list[includes.Header]:
+    """The local headers the source may include, or Refusal marking the refused #include."""
+    extra = [Path(o[2:]) for o in options if o.startswith("-I")]
+    try:
+        return includes.scan(source, filename, folder, extra)
+    except OptionError as error:
+        mark = Diagnostic(error.file or filename, error.line, None, "error",
+                          f"{error.option} is refused: {error.reason}", str(error))
+        raise Refusal("includes", str(error), [mark]) from error
+
+
+def plan(source: str, filename: str, folder: Path | None, arch: str, options: Sequence[str],
+         backend: str, timeout: float) -> Plan:
+    """Check everything about a compile request and compute its cache key (Refusal if bad)."""
+    name, folder = _check_inputs(source, filename, folder, backend, timeout)
+    normalized = _checked_options(arch, options, folder)
+    headers = _checked_headers(source, filename, folder, normalized)
+    parts: list[str | bytes] = [CACHE_FORMAT, backend, compiler_identity(backend), arch,
+                                *includes.include_identity(), "\0".join(normalized),
+                                str(folder or ""), filename, source]
+    for header in headers:
+        parts += [str(header.path), header.data]
+    request = {"op": "compile", "backend": backend, "source": source, "program_name": name,
+               "cwd": str(folder or service.neutral_folder()), "folder": str(folder or ""),
+               "options": normalized, "arch": arch, "timeout": timeout,
+               "cuda_include_dirs": [str(d) for d in includes.cuda_include_dirs()]}
+    return Plan(name, filename, source, folder, arch, backend, normalized,
+                cache.make_key(parts), request)
+
+
+def compile_source(source: str, *, filename: str, folder: Path | None, arch: str | None = None,
+                   options: Sequence[str] = (), backend: str = "nvrtc", timeout: float = 30.0,
+                   use_cache: bool = True,
+                   memory_mb: int = service.DEFAULT_MEMORY_MB) -> CompileResult:
+    """Compile CUDA `source` for `arch` (default: this machine's GPU, else sm_90) to a cubin and
+    PTX with line information; never raises for bad input, bad options or a failed compile:
+    the result says what happened (`ok`, `stage`, `message`, `diagnostics`).
+
+    `folder` is the kernel's folder: its headers may be included and -I options must stay in
+    it. The compile runs in a child process limited to `timeout` seconds and `memory_mb` MiB.
+    """
+    started = time.perf_counter()
+    arch = arch or default_arch()
+    try:
+        checked = plan(source, filename, folder, arch, options, backend, timeout)
+    except Refusal as refusal:
+        return failure(refusal.stage, refusal.message, arch=arch, backend=backend,
+                       filename=filename, diagnostics=refusal.diagnostics,
+                       seconds=time.perf_counter() - started)
+    result = cache.load(checked.key) if use_cache else None
+    if result is not None:
+        result.cached = True
+    else:
+        reply = service.SERVICE.run(checked.request, timeout, memory_mb)
+        result = describe(reply, checked, timeout, memory_mb)
+        if use_cache and result.stage in (None, "compile"):
+            cache.store(checked.key, result)
+    result.filename = filename
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def compile_file(path: str | Path, *, folder: Path | None = None, arch: str | None = None,
+                 options: Sequence[str] = (), backend: str = "nvrtc", timeout: float = 30.0,
+                 use_cache: bool = True,
+                 memory_mb: int = service.DEFAULT_MEMORY_MB) -> CompileResult:
+    """compile_source on a file; its folder is the kernel's folder unless `folder` is given."""
+    path = Path(path)
+    text = read_source(path)
+    if isinstance(text, CompileResult):
+        text.arch = arch or default_arch()
+        text.backend = backend
+        return text
+    return compile_source(text, filename=path.name, folder=folder or path.parent, arch=arch,
+                          options=options, backend=backend, timeout=timeout,
+                          use_cache=use_cache, memory_mb=memory_mb)
+
+
+def read_source(path: Path) -> str | CompileResult:
+    """The file's text, or a failed result (stage "input") saying why it cannot be read."""
+    def refuse(message: str) -> CompileResult:
+        return failure("input", message, arch="", backend="", filename=path.name)
+    try:
+        size = path.stat().st_size
+        if size > MAX_SOURCE_BYTES:
+            return refuse(too_large(path.name, size))
+        data = path.read_bytes()
+    except OSError as error:
+        return refuse(f"cannot read {path}: {error.strerror or error}")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        return refuse(f"{path.name} is not UTF-8 text: byte 0x{data[error.start]:02x} at line "
+                      f"{line}, column {column}. Save the file as UTF-8")
+
+
+def describe(reply: dict[str, Any], checked: Plan, timeout: float,
+             memory_mb: int) -> CompileResult:
+    """The CompileResult for the child's reply."""
+    log = str(reply.get("log") or "")
+    context = LogContext(aliases={checked.name: checked.filename,
+                                  str(reply.get("source_path") or checked.name): checked.filename},
+                         sources={checked.name: checked.source},
+                         folder=str(checked.folder or ""))
+    result = CompileResult(ok=False, arch=checked.arch, backend=checked.backend, log=log,
+                           diagnostics=parse_log(log, context), filename=checked.filename,
+                           compiler=str(reply.get("compiler") or ""),
+                           source_path=str(reply.get("source_path") or ""),
+                           options=tuple(checked.options))
+    status = reply.get("status")
+    if status == "ok":
+        return _succeeded(result, reply)
+    result.stage = status if status in ("compile", "timeout", "memory", "crash", "options") \
+        else "backend"
+    result.message = _failure_message(result, reply, timeout, memory_mb)
+    return result
+
+
+def _succeeded(result: CompileResult, reply: dict[str, Any]) -> CompileResult:
+    """Fill a successful result: binaries and per-kernel resources."""
+    result.cubin = base64.b64decode(reply["cubin"])
+    result.ptx = reply.get("ptx")
+    try:
+        result.kernels = kernel_resources(result.cubin, result.log, result.arch)
+    except CubinError as error:
+        result.stage, result.message = "backend", f"the compiler's cubin is unreadable: {error}"
+        return result
+    result.ok = True
+    if not result.kernels:
+        result.message = (f"{result.filename} compiled, but it has no __global__ function: "
+                          "there is no kernel to run or inspect")
+        result.diagnostics.append(Diagnostic(result.filename, 0, None, "warning",
+                                             result.message, ""))
+    return result
+
+
+def _failure_message(result: CompileResult, reply: dict[str, Any], timeout: float,
+                     memory_mb: int) -> str:
+    """What to tell the user about a compile that produced no code."""
+    name = result.filename
+    if result.stage == "compile":
+        errors = result.errors
+        if not errors:
+            return f"the compiler failed on {name}; its log says why"
+        plural = "s" if len(errors) != 1 else ""
+        return f"{len(errors)} error{plural} in {name}; first: {errors[0].format()}"
+    if result.stage == "timeout":
+        return (f"compiling {name} took longer than the {timeout:g} s limit and was stopped. "
+                "A template that instantiates without end, or a very large file, does this: "
+                "simplify it, or allow more time (--timeout)")
+    if result.stage == "memory":
+        return (f"compiling {name} needed more than its {memory_mb} MiB memory cap and was "
+                "stopped. A runaway template does this: simplify it, or raise the cap")
+    if result.stage == "crash":
+        return f"the compiler process ended while compiling {name}: {reply.get('message')}"
+    return str(reply.get("message") or "the compiler could not run")
