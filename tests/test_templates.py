@@ -102,6 +102,7 @@ def check_expressions(values: Any, low: int, high: int, where: str) -> None:
 def check_arg(arg: dict[str, Any]) -> None:
     """One [[arg]]: name, kind, dtype, and shape + init or value as its kind needs."""
     where = f"arg {arg.get('name')}"
+    assert set(arg) <= {"name", "kind", "dtype", "shape", "init", "value"}, where
     assert IDENT.match(arg["name"]), where
     assert arg["kind"] in KINDS and arg["dtype"] in DTYPES, where
     if arg["kind"] == "scalar":
@@ -140,6 +141,7 @@ def test_spec_has_every_field_of_design_md_well_formed(path: Path) -> None:
     name = path.stem
     assert set(data) <= SECTIONS and SECTIONS - {"bench"} <= set(data)
     kernel = data["kernel"]
+    assert set(kernel) == {"source", "entry", "options"}
     assert kernel["source"] == f"{name}.cu" and (path.parent / kernel["source"]).is_file()
     assert IDENT.match(kernel["entry"]) and kernel["options"] == []
     for arg in data["arg"]:
@@ -190,6 +192,19 @@ def test_spec_loads_with_app_spec_and_every_case_resolves(path: Path) -> None:
                 assert math.prod(resolved.shapes[arg.name]) < 2**31, (arg.name, case)
         if is_template(path):  # the warp-level code assumes whole warps
             assert math.prod(resolved.block) % 32 == 0
+
+
+@pytest.mark.parametrize("path", TEMPLATE_SPECS)
+def test_bench_bytes_are_every_buffer_crossing_dram_once(path: Path) -> None:
+    spec = load_spec(path)
+    resolved = resolve(spec, spec.bench_case)
+    assert spec.bench_bytes is not None
+    # Inputs are read once, outputs written once, inout buffers both: the least traffic any
+    # implementation can have, which is what GB/s should be measured against.
+    least = sum(math.prod(resolved.shapes[a.name]) * lookup(a.dtype).itemsize
+                * (2 if a.kind == "inout" else 1) for a in spec.args if a.is_buffer)
+    claimed = expr.evaluate(spec.bench_bytes, spec.bench_case)
+    assert claimed == pytest.approx(least, rel=1e-3), (claimed, least)
 
 
 # ---------------------------------------------------------------------------------------------
