@@ -17,6 +17,7 @@ from app.fsutil import atomic_write_text
 from ui.editor import CudaEditor
 from ui.prompter import Prompter
 from ui.recovery import RecoveryStore
+from ui.templates import TEMPLATES_DIR
 from ui.theme import Theme
 
 AUTOSAVE_MS = 1500
@@ -35,6 +36,14 @@ class Document:
     def title(self) -> str:
         """The file name, or the untitled name."""
         return self.path.name if self.path else self.untitled_name
+
+
+def is_builtin_template(path: Path) -> bool:
+    """Whether a file is one of the app's own templates (saved elsewhere, never over)."""
+    try:
+        return path.resolve().is_relative_to(TEMPLATES_DIR.resolve())
+    except OSError:
+        return False
 
 
 class EditorTabs(QTabWidget):
@@ -149,7 +158,7 @@ class EditorTabs(QTabWidget):
         if editor is None:
             return False
         document = self._documents[editor]
-        if document.path is None:
+        if document.path is None or is_builtin_template(document.path):
             return self.save_as(editor)
         return self._write(editor, document.path)
 
@@ -160,6 +169,10 @@ class EditorTabs(QTabWidget):
             return False
         document = self._documents[editor]
         suggestion = str(document.path or Path.home() / document.untitled_name)
+        if document.path is not None and is_builtin_template(document.path):
+            # The gallery's files belong to the app: suggest a copy in the user's kernels.
+            suggestion = str(Path.home() / "kernels" / document.path.parent.name /
+                             document.path.name)
         chosen = self.prompter.ask_save_path(suggestion)
         if not chosen:
             return False

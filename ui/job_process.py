@@ -31,7 +31,7 @@ class JobProcess(QObject):
     """One job at a time; signals report progress and the outcome on the GUI thread."""
 
     started = Signal(str)
-    progress = Signal(str)
+    progress = Signal(str, float)
     finished = Signal(str, object)
     failed = Signal(str, str, str)
 
@@ -121,7 +121,9 @@ class JobProcess(QObject):
             return
         event = message.get("event")
         if event == "progress":
-            self.progress.emit(str(message.get("text", "")))
+            fraction = message.get("fraction")
+            self.progress.emit(str(message.get("text", "")),
+                               float(fraction) if isinstance(fraction, int | float) else -1.0)
         elif event == "result":
             self._outcome = ("result", message.get("data"))
         elif event == "error":

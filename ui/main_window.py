@@ -150,7 +150,7 @@ class MainWindow(QMainWindow):
             lambda path: self.report("info", f"Saved the spec {Path(path).name}"))
         self.status.cancelRequested.connect(self.runner.cancel)
         self.runner.busy.connect(self._busy)
-        self.runner.progress.connect(lambda text: self.status.showMessage(text, 5000))
+        self.runner.progress.connect(self.status.set_progress)
         self.runner.built.connect(self._built)
         self.runner.verified.connect(self._verified)
         self.runner.benched.connect(self._benched)

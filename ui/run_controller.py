@@ -47,7 +47,7 @@ class RunController(QObject):
     """Starts jobs and re-emits their outcomes with what they were started from."""
 
     busy = Signal(object)
-    progress = Signal(str)
+    progress = Signal(str, float)
     built = Signal(object, object)
     verified = Signal(object)
     benched = Signal(object)

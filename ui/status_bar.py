@@ -52,8 +52,18 @@ class StudioStatusBar(QStatusBar):
             "Network connections are refused and model libraries are kept offline."
             if guarded else "The offline guard is not active in this process.")
 
+    def set_progress(self, text: str, fraction: float) -> None:
+        """A running job's progress: its words on the left, a bar when it knows how far it is."""
+        self.showMessage(text, 5000)
+        if fraction < 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(round(100 * min(fraction, 1.0)))
+
     def set_busy(self, what: str | None) -> None:
         """Show the worker's state; a running job shows progress and a Cancel button."""
         self.worker_label.setText(f"worker: {what}" if what else "worker: idle")
         self.progress.setVisible(what is not None)
+        self.progress.setRange(0, 0)
         self.cancel_button.setVisible(what is not None)

@@ -142,3 +142,18 @@ def test_the_status_bar_shows_backend_offline_badge_and_worker_state(
     assert status.backend_label.text().startswith("backend: ")
     assert status.offline_label.text() in ("OFFLINE", "NOT OFFLINE")
     assert status.worker_label.text() == "worker: idle"
+
+
+def test_a_builtin_template_is_saved_as_a_copy_never_over_the_gallery(
+        window: MainWindow, prompter: ScriptedPrompter, tmp_path: Path) -> None:
+    from app.paths import RESOURCES
+
+    template = RESOURCES / "kernels" / "vector_add" / "vector_add.cu"
+    before = template.read_text()
+    editor = window.open_files([template])[0]
+    editor.insertText(0, "// mine\n")
+    prompter.save_path = str(tmp_path / "mine.cu")
+    assert window.tabs.save(editor)
+    assert prompter.asked[-1][0] == "save_path" and "kernels" in prompter.asked[-1][1]
+    assert template.read_text() == before
+    assert (tmp_path / "mine.cu").read_text() == "// mine\n" + before
