@@ -121,8 +121,9 @@ class CompilePane(QWidget):
         self._fill_resources(data.get("kernels") or [], data.get("occupancy") or {})
         self.log.setPlainText(self._log_text(data))
         self.summary.setText(self._summary(data) + (" (the text changed since)" if stale else ""))
-        if self._items:
-            self.tabs.setCurrentWidget(self.diagnostics)
+        # Problems first; a clean build shows what it costs (registers, spills, occupancy).
+        self.tabs.setCurrentWidget(self.diagnostics if self._items or not data.get("ok")
+                                   else self.resources)
         return self._items
 
     def _summary(self, data: dict[str, Any]) -> str:

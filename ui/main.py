@@ -72,6 +72,7 @@ class ScreenshotTaker:
         editor = self.window.tabs.current()
         line = _busiest_line(self.window)
         if editor is not None and line:
+            self.window.docks["assembly"].raise_()
             editor.go_to(line)
             self.window.assembly_view.select_source_line(line)
         QApplication.processEvents()

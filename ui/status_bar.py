@@ -19,6 +19,8 @@ class StudioStatusBar(QStatusBar):
         """Build the permanent widgets; the backend reads 'detecting' until set_backend()."""
         super().__init__(parent)
         self.position_label = QLabel("Ln 1, Col 1")
+        self.position_label.setMinimumWidth(self.position_label.fontMetrics().horizontalAdvance(
+            "Ln 99999, Col 999"))
         self.progress = QProgressBar()
         self.progress.setMaximumSize(120, 14)
         self.progress.setRange(0, 0)
