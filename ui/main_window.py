@@ -446,9 +446,12 @@ class MainWindow(QMainWindow):
         """Timing results go to the charts."""
         from ui.bench_data import feed_charts
 
+        self.results_pane.show_bench(data)
         self.docks["charts"].raise_()
         shown = feed_charts(self.charts(), data)
-        self.report("info", f"Timing finished: {shown}")
+        status = str(data.get("status", ""))
+        self.report("info" if status == "timed" else "error",
+                    f"Timing: {status} — {data.get('message', '')}", f"Charts: {shown}")
 
     def _job_failed(self, kind: str, message: str, hint: str) -> None:
         """A job without a result: cancelled, or the tool could not run."""

@@ -26,8 +26,8 @@ try:
 except ImportError:  # pragma: no cover - the engine is not in every checkout yet
     PLAIN_WORDS = {}
 
-BADGE_COLOURS = {"passed": "#2e7d32", "unverified": "#b26a00", "cancelled": "#6d6d6d",
-                 "spec_error": "#8e24aa", "reference_error": "#8e24aa"}
+BADGE_COLOURS = {"passed": "#2e7d32", "timed": "#2e7d32", "unverified": "#b26a00",
+                 "cancelled": "#6d6d6d", "spec_error": "#8e24aa", "reference_error": "#8e24aa"}
 FAILED_COLOUR = "#c62828"
 BADGE_STYLE = ("QLabel {{ border-radius: 4px; padding: 3px 10px; color: white; "
                "font-weight: bold; background: {}; }}")
@@ -132,6 +132,14 @@ class ResultsPane(QWidget):
                              f"backend: {device}{emulated}".strip())
         self._fill_runs(verdict.get("runs") or [])
         self.details.setPlainText(self._first_failure_text())
+
+    def show_bench(self, report: dict[str, Any]) -> None:
+        """Show a timing report: badge, message, and the report's own table."""
+        status = str(report.get("status", "unverified"))
+        self.set_badge(status, badge_colour(status))
+        self.message.setText(str(report.get("message", "")))
+        self.runs.setRowCount(0)
+        self.details.setPlainText(str(report.get("text") or report.get("message", "")))
 
     def _fill_runs(self, runs: list[dict[str, Any]]) -> None:
         """One row per case and seed, failures coloured."""

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ui.bench_data import feed_charts
+from ui.bench_data import feed_charts, median_interval
 from ui.charts.charts_pane import ChartsPane
 from ui.theme import load_theme
 
@@ -75,11 +75,17 @@ def test_every_chart_exports(charts: ChartsPane, tmp_path: Path, suffix: str) ->
 
 
 def test_bench_json_feeds_the_charts(charts: ChartsPane) -> None:
-    result = {"variants": [{"name": "v1", "samples_ms": [1.0, 1.1, 0.9], "median_ms": 1.0,
-                            "ci_low_ms": 0.95, "ci_high_ms": 1.05, "intensity": 0.1,
-                            "gflops": 100.0}],
-              "roofs": {"gflops": 50000.0, "gbps": 3000.0},
-              "sweep": {"sizes": [10, 100], "series": {"v1": {"time_ms": [1, 2],
-                                                               "gbps": [5, 6]}}}}
-    assert feed_charts(charts, result) == "1 variant(s), size sweep, roofline"
+    result = {"charts": {
+        "samples": [["v1", "v2"], [[1.0, 1.1, 0.9, 1.0], [2.0, 2.1, 1.9]]],
+        "sweep": [[10.0, 100.0], {"v1": [[1, 2], [5, 6]]}],
+        "roofline": {"peak_gflops": 50000.0, "peak_gbps": 3000.0, "names": ["v1"],
+                     "intensity": [0.1], "gflops": [100.0]}}}
+    assert feed_charts(charts, result) == "2 variant(s), size sweep, roofline"
+    heights = charts.variants.bars.opts["height"]
+    assert list(heights) == [1.0, 2.0]
     assert feed_charts(charts, {}) == "no timing data in the result"
+
+
+def test_median_interval_brackets_the_median() -> None:
+    median, low, high = median_interval([1.0, 1.2, 0.8, 1.1, 0.9, 1.05])
+    assert low <= median <= high and median == pytest.approx(1.025)
