@@ -67,12 +67,39 @@ def _write_back(message: dict[str, Any], request: LaunchRequest) -> None:
         arg.image.tofile(path)
 
 
+def _write_firsts(message: dict[str, Any], firsts: list[np.ndarray[Any, Any] | None]) -> None:
+    """Write the images of a variant's first timed launch where its buffer items say ("first")."""
+    for item, image in zip(message.get("args", []), firsts, strict=False):
+        if image is not None and item.get("first"):
+            image.tofile(item["first"])
+
+
+def _bench(backend: Backend, message: dict[str, Any]) -> dict[str, Any]:
+    """Time the variants of a `bench` request, interleaved; write back first and last images."""
+    from app.engine.timing import PlanError, TimingPlan
+
+    try:
+        variants = list(message["variants"])
+        requests = [_launch_request(variant) for variant in variants]
+        plan = TimingPlan.from_message(dict(message.get("plan", {})))
+        helpers = _read_optional(message.get("helpers_cubin_path"))
+    except (KeyError, TypeError, ValueError, OSError, PlanError) as error:
+        raise BackendError("bad_request", f"malformed bench request: {error}") from None
+    record = backend.time(requests, plan, helpers)
+    for variant, request, firsts in zip(variants, requests, record.first_images, strict=True):
+        _write_back(variant, request)
+        _write_firsts(variant, firsts)
+    return {"ok": True, **record.outcome.to_reply(), "facts": record.facts}
+
+
 def handle(backend: Backend, message: dict[str, Any]) -> dict[str, Any]:
     """Answer one request (raises BackendError on failures)."""
     op = message.get("op")
     if op == "hello":
         return {"ok": True, "backend": backend.name, "device": backend.describe(),
                 "pid": os.getpid()}
+    if op == "bench":
+        return _bench(backend, message)
     if op not in ("load", "run"):
         raise BackendError("bad_request", f"unknown op {op!r}")
     try:

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from app.engine.sampler import TimingRecord
+    from app.engine.timing import TimingPlan
 
 
 class BackendError(Exception):
@@ -76,6 +80,16 @@ class Backend(ABC):
     @abstractmethod
     def run(self, request: LaunchRequest) -> float:
         """Run one launch to completion, images updated in place; return its seconds."""
+
+    def time(self, requests: list[LaunchRequest], plan: TimingPlan,
+             helpers: bytes | None = None) -> TimingRecord:
+        """Time launches of one or more kernels, interleaved (app.engine.sampler), leaving each
+        request's images as its last timed launch left them. `helpers` is a cubin of the timing
+        helper kernels (resources/bench/helpers.cu), when the parent could build one.
+
+        Refused by default: only a backend whose clock means something for a GPU may time."""
+        raise BackendError("unsupported", f"the {self.name} backend cannot time kernels: timing "
+                           "needs an NVIDIA GPU (an emulator's times say nothing about one)")
 
     def close(self) -> None:
         """Release the device (the process is about to exit); nothing to do by default."""

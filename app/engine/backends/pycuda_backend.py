@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pycuda.driver as cuda
 
 from app.dtypes import lookup
 from app.engine.backends.base import Backend, BackendError, BufferArg, LaunchRequest, ScalarArg
+
+if TYPE_CHECKING:
+    from app.engine.sampler import TimingRecord
+    from app.engine.timing import TimingPlan
 
 
 class PycudaBackend(Backend):
@@ -27,6 +31,7 @@ class PycudaBackend(Backend):
         except cuda.Error as error:
             raise BackendError("device", f"cannot open CUDA device {device}: {error}") from None
         self.modules: dict[str, Any] = {}
+        self.loaded: dict[str, Any] = {}  # symbol -> function, from `load` requests
 
     def describe(self) -> dict[str, Any]:
         """Name, arch, UUID, memory, driver and runtime versions."""
@@ -44,9 +49,16 @@ class PycudaBackend(Backend):
             info["uuid"] = ""
         return info
 
+    def prepare(self, request: LaunchRequest) -> None:
+        """Load the kernel of a `load` request, so that later `run` requests (which name only
+        the symbol) find it."""
+        self.loaded[request.symbol] = self._function(request)
+
     def _function(self, request: LaunchRequest) -> Any:
         """The kernel function, from a module cached by the cubin's hash."""
         if request.cubin is None:
+            if request.symbol in self.loaded:
+                return self.loaded[request.symbol]
             raise BackendError("bad_request", "the pycuda backend needs a cubin")
         key = hashlib.sha256(request.cubin).hexdigest()
         try:
@@ -109,6 +121,13 @@ class PycudaBackend(Backend):
         for arg, allocation in zip(buffers, allocations, strict=True):
             if arg.image.nbytes:
                 cuda.memcpy_dtoh(arg.image, allocation)
+
+    def time(self, requests: list[LaunchRequest], plan: TimingPlan,
+             helpers: bytes | None = None) -> TimingRecord:
+        """Time launches with CUDA events (app.engine.backends.pycuda_timer)."""
+        from app.engine.backends.pycuda_timer import time_launches
+
+        return time_launches(self, requests, plan, helpers)
 
     def close(self) -> None:
         """Pop and detach the context."""

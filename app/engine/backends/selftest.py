@@ -6,21 +6,31 @@ from __future__ import annotations
 import os
 import signal
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.engine.backends.base import Backend, BackendError, BufferArg, LaunchRequest
+
+if TYPE_CHECKING:
+    from app.engine.sampler import TimingRecord
+    from app.engine.timing import TimingPlan
+
+# lazy_copy does its work on this many launches per worker, then returns without writing:
+# a warm-up launch and the first timed launch pass, the last timed launch must be caught.
+LAZY_LAUNCHES = 2
 
 
 class SelftestBackend(Backend):
     """Entries: copy (first buffer into the second), overrun and mutate_input (copy, then
     write past the output or into the input), chatty_copy (copy after printing to stdout),
-    hang, segfault, exit, device_error."""
+    lazy_copy (copy on the first LAZY_LAUNCHES launches only), hang, segfault, exit,
+    device_error. It times with the host clock, so that timing is tested without a GPU."""
 
     name = "selftest"
 
     def __init__(self, device: int = 0) -> None:
         """Nothing to set up."""
         self.device = device
+        self.lazy_launches = 0
 
     def describe(self) -> dict[str, Any]:
         """A pretend device."""
@@ -41,6 +51,10 @@ class SelftestBackend(Backend):
             raise BackendError("device", "an illegal memory access was encountered (selftest)")
         elif behaviour == "copy":
             self._copy(request)
+        elif behaviour == "lazy_copy":
+            self.lazy_launches += 1
+            if self.lazy_launches <= LAZY_LAUNCHES:
+                self._copy(request)
         elif behaviour == "overrun":
             self._copy(request)
             target = [a for a in request.args if isinstance(a, BufferArg)][1]
@@ -57,6 +71,13 @@ class SelftestBackend(Backend):
         else:
             raise BackendError("load", f"selftest has no kernel {behaviour!r}")
         return time.perf_counter() - start
+
+    def time(self, requests: list[LaunchRequest], plan: TimingPlan,
+             helpers: bytes | None = None) -> TimingRecord:
+        """Time behaviours with the host clock (tests of the timing machinery only)."""
+        from app.engine.sampler import time_on_host
+
+        return time_on_host(self.run, requests, plan)
 
     @staticmethod
     def _copy(request: LaunchRequest) -> None:
