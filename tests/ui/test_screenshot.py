@@ -3,6 +3,7 @@ included, as users see it; skipped with the reason when Xvfb is not installed.""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -56,3 +57,22 @@ def test_screenshot_of_the_whole_window_after_a_build(xvfb_display: str, kernel_
     assert (image.width(), image.height()) == (1400, 900)
     assert distinct_colours(image) > 50
     assert target.stat().st_size < 300_000
+
+
+def test_completion_popup_is_drawn_on_a_real_x_server(xvfb_display: str, kernel_copy: Path,
+                                                      private_data: Path,
+                                                      tmp_path: Path) -> None:
+    shot = tmp_path / "popup.png"
+    env = {**os.environ, "DISPLAY": xvfb_display, "QT_QPA_PLATFORM": "xcb",
+           "KERNEL_STUDIO_DATA": str(private_data), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("popup_helper.py")),
+                           str(kernel_copy), str(shot), str(tmp_path / "s.ini")], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["completion"] and report["calltip"]
+    assert report["popups"], "the completion list is a window of its own"
+    _, x, y, width, height = max(report["popups"], key=lambda p: p[3] * p[4])
+    image = QImage(str(shot))
+    inside = image.copy(x, y, width, height)
+    assert width > 40 and height > 10 and distinct_colours(inside, step=2) > 3
