@@ -239,7 +239,8 @@ class CudaEditor(ScintillaEdit):
                 self._squiggle(item)
             text = "\n".join(f"{d.severity}: {d.message}" for d in items)
             self.annotationSetText(line - 1, text)
-            self.annotationSetStyle(line - 1, self.styles.annotation + worst)
+            # Relative to annotationSetStyleOffset(self.styles.annotation), set by the theme.
+            self.annotationSetStyle(line - 1, worst)
 
     def clear_diagnostics(self) -> None:
         """Remove every diagnostic marker, squiggle and annotation."""

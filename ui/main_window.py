@@ -166,11 +166,13 @@ class MainWindow(QMainWindow):
 
     # -- messages and layout ------------------------------------------------------------------
 
-    def report(self, level: str, what: str, hint: str = "") -> None:
-        """Tell the user: the Messages pane keeps it, the status bar shows it for a while."""
+    def report(self, level: str, what: str, hint: str = "", show: bool = True) -> None:
+        """Tell the user: the Messages pane keeps it, the status bar shows it for a while;
+        errors bring the Messages pane forward unless `show` is False (a pane of their own
+        already shows them, as the Compile pane does for build errors)."""
         self.messages.add(level, what, hint)
         self.status.showMessage(what + (f" \u2014 {hint}" if hint else ""), 8000)
-        if level == "error":
+        if level == "error" and show:
             self.docks["messages"].raise_()
 
     def _restore_layout(self) -> None:
@@ -357,7 +359,9 @@ class MainWindow(QMainWindow):
         self._assembly_buffer = snapshot.buffer_id
         level = "info" if data.get("ok") else "error"
         self.report(level, self.compile_pane.summary.text(),
-                    "" if data.get("ok") else "Click a diagnostic to jump to its line.")
+                    "" if data.get("ok") else "Click a diagnostic to jump to its line.",
+                    show=False)
+        self.docks["compile"].raise_()
         self.buildFinished.emit(data)
 
     def _go_to_diagnostic(self, line: int, column: int) -> None:
@@ -423,7 +427,8 @@ class MainWindow(QMainWindow):
         self.docks["results"].raise_()
         status = str(verdict.get("status"))
         self.report("info" if status == "passed" else "error",
-                    f"Verification: {status.replace('_', ' ')} \u2014 {verdict.get('message', '')}")
+                    f"Verification: {status.replace('_', ' ')} \u2014 {verdict.get('message', '')}",
+                    show=False)
         if verdict.get("diagnostics"):
             items = self.compile_pane.show_result({"ok": status != "compile_error",
                                                    "diagnostics": verdict["diagnostics"]})
@@ -451,7 +456,8 @@ class MainWindow(QMainWindow):
         shown = feed_charts(self.charts(), data)
         status = str(data.get("status", ""))
         self.report("info" if status == "timed" else "error",
-                    f"Timing: {status} — {data.get('message', '')}", f"Charts: {shown}")
+                    f"Timing: {status} — {data.get('message', '')}", f"Charts: {shown}",
+                    show=False)
 
     def _job_failed(self, kind: str, message: str, hint: str) -> None:
         """A job without a result: cancelled, or the tool could not run."""

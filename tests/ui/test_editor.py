@@ -141,6 +141,8 @@ def test_diagnostics_become_markers_squiggles_and_annotations(editor: CudaEditor
                             Diag(5, 0, "warning", "unused"), Diag(99, 1, "error", "elsewhere")])
     assert editor.diagnostic_lines() == {2: 1 << MARKER_ERROR, 5: 1 << MARKER_WARNING}
     assert editor.annotationText(1).data() == b'error: identifier "blockIdy" is undefined'
+    assert editor.annotationStyle(1) == MARKER_ERROR  # relative to the annotation style offset
+    assert editor.annotationStyle(4) == MARKER_WARNING
     word = editor.position_of(2, 13)
     assert editor.indicatorValueAt(INDIC_ERROR, word) and \
         editor.indicatorValueAt(INDIC_ERROR, word + 7)
