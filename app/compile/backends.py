@@ -140,7 +140,8 @@ def _nvcc_run(command: list[str], work: str, source: Path, compiler: str,
     except subprocess.TimeoutExpired:
         return make_reply("timeout", compiler=compiler)
     log = (done.stdout + done.stderr).replace(str(source), source.name)
-    common = {"compiler": compiler, "log": log, "source_path": source.name}
+    # The line table names the private copy; SASS listings map it back to the user's name.
+    common = {"compiler": compiler, "log": log, "source_path": str(source)}
     if done.returncode != 0:
         return make_reply("memory" if _out_of_memory(log) else "compile", **common)
     cubin = (Path(work) / "out.cubin").read_bytes()

@@ -60,7 +60,7 @@ def _strip_comments(text: str) -> str:
 
 def directives(text: str) -> list[tuple[int, str]]:
     """(line, operand) of every #include / #include_next / #import in `text`."""
-    if "include" not in text and "import" not in text:
+    if "#" not in text and "%:" not in text:  # no directive at all (splices can split words)
         return []
     clean = _strip_comments(_splice(text))
     return [(clean.count("\n", 0, m.start()) + 1, m.group(2)) for m in _DIRECTIVE.finditer(clean)]
