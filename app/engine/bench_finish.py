@@ -9,7 +9,7 @@ from app import system
 from app.engine.bench_results import BenchPoint, BenchReport, VariantTiming, format_ms
 from app.engine.clocks import nvml_uuid
 from app.engine.peaks import DevicePeaks
-from app.engine.roofline import Flag, roof_flags, share, throughput
+from app.engine.roofline import Flag, Throughput, roof_flags, share
 from app.engine.timing import TimingPlan
 
 
@@ -40,7 +40,7 @@ def _finish_variant(variant: VariantTiming, peaks: DevicePeaks, plan: TimingPlan
     """Shares of the peaks, and every flag of one variant."""
     variant.bandwidth_share = share(variant.gbps, peaks.copy_gbps)
     variant.fp32_share = share(variant.gflops, peaks.fp32_gflops)
-    rate = throughput(variant.median_ms or 0.0, variant.bytes, variant.flops)
+    rate = Throughput(variant.gbps, variant.gflops, variant.intensity)
     # DRAM is the roof only when the data cannot sit in L2: cold mode, and more than L2 moved.
     dram_bound = plan.mode == "cold" and (not l2_bytes or (variant.bytes or 0) > l2_bytes)
     variant.flags += roof_flags(rate, peaks.copy_gbps if dram_bound else None,

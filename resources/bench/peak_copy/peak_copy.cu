@@ -14,7 +14,7 @@ extern "C" __global__ void copy_float4(const float* __restrict__ src,
     if (first + 3 < n) {
         reinterpret_cast<float4*>(dst)[i] = reinterpret_cast<const float4*>(src)[i];
     } else {
-        for (long long j = first; j < n; ++j) {
+        for (long long j = first; j < n && j < first + 3; ++j) {
             dst[j] = src[j];
         }
     }
