@@ -19,23 +19,28 @@ HELP = "prepare, import, check and list local models and skills (offline)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """One sub-action per verb."""
+    """One sub-action per verb, each with --json."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print JSON")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    verbs.add_parser("list", help="models in the models folder and whether they have a manifest")
-    prepare = verbs.add_parser("prepare-default",
+    verbs.add_parser("list", parents=[common],
+                     help="models in the models folder and whether they have a manifest")
+    prepare = verbs.add_parser("prepare-default", parents=[common],
                                help="convert the packaged SmolLM2-135M-Instruct once (make model)")
     prepare.add_argument("--force", action="store_true", help="convert again")
-    source = verbs.add_parser("import", help="bring in a model folder (safetensors) or a GGUF "
-                                             "file: checked, hashed, copied into the models folder")
+    source = verbs.add_parser("import", parents=[common],
+                              help="bring in a model folder (safetensors) or a GGUF file: "
+                                   "checked, hashed, copied into the models folder")
     source.add_argument("source", type=Path, help="a model folder or a .gguf file")
     source.add_argument("--name", help="the folder name to use (default: from the source)")
     source.add_argument("--in-place", action="store_true",
                         help="write the manifest into the source folder instead of copying it")
     source.add_argument("--force", action="store_true", help="replace an existing model")
-    check = verbs.add_parser("check", help="check every file of a model against its manifest")
+    check = verbs.add_parser("check", parents=[common],
+                             help="check every file of a model against its manifest")
     check.add_argument("model", nargs="?", help="a model folder or name (default: the default)")
-    verbs.add_parser("skills", help="the skills the assistant can use, and any broken ones")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    verbs.add_parser("skills", parents=[common],
+                     help="the skills the assistant can use, and any broken ones")
 
 
 Result = tuple[dict[str, object], str]

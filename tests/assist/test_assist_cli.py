@@ -1,0 +1,101 @@
+"""`kernel-studio ask`, `propose` and `model` as real processes with the real default model,
+including `ask` inside a network namespace that has no interface but loopback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.assist.candidates import verify_candidate, write_candidate
+from app.engine.verify import Engine, verify_file
+from app.spec import load_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTOR_ADD = ROOT / "resources" / "kernels" / "vector_add"
+# One thread: the test machine's cores are shared (see test_assist_model.py).
+ASK = [sys.executable, "-m", "app", "ask", "--threads", "1", "--max-new-tokens", "8"]
+
+
+def run(command: list[str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run a command from the checkout's root, capturing text."""
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          check=False)
+
+
+def unshare_refusal() -> str | None:
+    """None when `unshare -n` works here, else why it does not."""
+    if not shutil.which("unshare"):
+        return "unshare is not installed"
+    done = run(["unshare", "-n", "true"], timeout=30)
+    return None if done.returncode == 0 else f"unshare -n is not permitted: {done.stderr.strip()}"
+
+
+def test_ask_streams_an_answer(default_folder: Path) -> None:
+    done = run([*ASK, "What is a CUDA warp?"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+
+
+def test_ask_works_in_a_network_namespace_without_interfaces(default_folder: Path) -> None:
+    refusal = unshare_refusal()
+    if refusal:
+        pytest.skip(refusal)
+    script = 'cat /proc/self/net/dev && exec "$@"'
+    done = run(["unshare", "-n", "sh", "-c", script, "sh", *ASK, "--json", "What is a warp?"])
+    assert done.returncode == 0, done.stderr
+    table, _, report = done.stdout.partition("{")
+    interfaces = {line.split(":")[0].strip() for line in table.splitlines() if ":" in line}
+    assert interfaces == {"lo"}, table
+    result = json.loads("{" + report)
+    assert result["answer"]["new_tokens"] > 0
+    assert result["answer"]["text"].strip()
+    assert result["budget"]["prompt_tokens"] <= result["budget"]["limit"]
+
+
+def test_ask_with_a_missing_model_exits_2_and_says_what_to_do(tmp_path: Path) -> None:
+    done = run([*ASK, "--model", str(tmp_path / "nowhere"), "hello"], timeout=60)
+    assert done.returncode == 2
+    assert "no model at" in done.stderr
+
+
+def test_ask_refuses_an_unknown_skill_listing_the_known_ones(default_folder: Path) -> None:
+    done = run([*ASK, "--skill", "no-such", "hello"], timeout=120)
+    assert done.returncode == 2
+    assert "unknown skill: no-such" in done.stderr and "indexing-and-bounds" in done.stderr
+
+
+def test_model_check_passes_for_the_default_model(default_folder: Path) -> None:
+    done = run([sys.executable, "-m", "app", "model", "check", "--json"], timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["files"] >= 5
+
+
+def test_propose_writes_candidates_and_reports_them(default_folder: Path,
+                                                    tmp_path: Path) -> None:
+    out = tmp_path / "proposals"
+    done = run([sys.executable, "-m", "app", "propose", str(VECTOR_ADD / "vector_add.toml"),
+                "--description", "c = a + b", "-n", "1", "--max-new-tokens", "16", "--threads",
+                "1", "--no-verify", "--out", str(out), "--json"])
+    result = json.loads(done.stdout)
+    (candidate,) = result["candidates"]
+    assert candidate["status"] in ("not_verified", "no_code")
+    assert done.returncode == (0 if candidate["status"] == "not_verified" else 1)
+    assert (out / "candidate-1" / "answer.md").read_text().strip()
+
+
+def test_a_written_candidate_is_verified_like_the_original(tmp_path: Path) -> None:
+    """The candidate folder is self-contained: the known-good kernel written as a candidate
+    gets the same verdict as the template itself, from the real engine."""
+    spec = load_spec(VECTOR_ADD / "vector_add.toml")
+    code = (VECTOR_ADD / "vector_add.cu").read_text()
+    spec_copy = write_candidate(spec, code, tmp_path / "candidate-1", "answer text")
+    assert load_spec(spec_copy).source_path.read_text() == code
+    with Engine() as engine:
+        status, message = verify_candidate(spec_copy, "auto", engine, None)
+        original = verify_file(VECTOR_ADD / "vector_add.toml", engine=engine)
+    assert status == original.status, message
