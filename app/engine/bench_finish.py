@@ -7,8 +7,7 @@ from typing import Any
 
 from app import system
 from app.engine.bench_results import BenchPoint, BenchReport, VariantTiming, format_ms
-from app.engine.clocks import nvml_uuid
-from app.engine.peaks import DevicePeaks
+from app.engine.peaks import DevicePeaks, device_key
 from app.engine.roofline import Flag, Throughput, roof_flags, share
 from app.engine.timing import TimingPlan
 
@@ -79,7 +78,7 @@ def _driver_from_smi(uuid: str) -> str | None:
 def environment(device: dict[str, Any], facts: dict[str, Any],
                 points: list[BenchPoint]) -> dict[str, Any]:
     """The GPU, its driver and CUDA versions, the clocks and how timing was done."""
-    uuid = nvml_uuid(str(device.get("uuid") or ""))
+    uuid = device_key(device, {"gpu_uuid": facts.get("gpu_uuid")})
     first = points[0].clocks if points else {}
     last = points[-1].clocks if points else {}
     keys = ("pci_bus_id", "sm_count", "max_sm_mhz", "l2_bytes", "timer", "flush",

@@ -73,14 +73,13 @@ class ClockReader:
             return False
         for finder, key in (("nvmlDeviceGetHandleByUUID", nvml_uuid(uuid)),
                             ("nvmlDeviceGetHandleByPciBusId", pci_bus_id)):
-            if not key:
-                continue
-            try:
-                self.handle = getattr(nvml, finder)(key)
-                self.nvml = nvml
-                return True
-            except Exception:  # noqa: BLE001 - try the next way of naming the GPU
-                continue
+            for form in (key, key.encode()) if key else ():
+                try:
+                    self.handle = getattr(nvml, finder)(form)
+                    self.nvml = nvml
+                    return True
+                except Exception:  # noqa: BLE001 - try the next way of naming the GPU
+                    continue
         return False
 
     def _smi(self, field: str) -> float | None:
@@ -122,6 +121,19 @@ class ClockReader:
                                 "--format=csv,noheader"], timeout=5.0) if tool else None
         return text.strip() if text else None
 
+    def uuid(self) -> str | None:
+        """The GPU's UUID as NVML and nvidia-smi write it (GPU-...)."""
+        if self.source == "nvml":
+            try:
+                value = self.nvml.nvmlDeviceGetUUID(self.handle)
+                return value.decode() if isinstance(value, bytes) else str(value)
+            except Exception:  # noqa: BLE001
+                return None
+        tool = system.find_tool("nvidia-smi")
+        text = system.run_text([tool, "-i", self.selector, "--query-gpu=uuid",
+                                "--format=csv,noheader"], timeout=5.0) if tool else None
+        return text.strip() if text and text.strip() else None
+
     def held_down_by(self) -> list[str]:
         """Why the clock is held down now (NVML only; empty when unknown)."""
         if self.source != "nvml":
@@ -140,7 +152,7 @@ class ClockReader:
     def facts(self) -> dict[str, Any]:
         """Driver version, maximum SM clock and the clock source, for the environment."""
         return {"clock_source": self.source, "driver_version": self.driver_version(),
-                "max_sm_mhz": self.max_sm_mhz()}
+                "max_sm_mhz": self.max_sm_mhz(), "gpu_uuid": self.uuid()}
 
     def close(self) -> None:
         """Release NVML."""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from app import fsutil, paths
+from app.engine.clocks import nvml_uuid
 from app.engine.roofline import fp32_lanes, peak_fp32_gflops, theoretical_bandwidth_gbps
 
 CACHE_NAME = "device-peaks.json"
@@ -92,6 +93,13 @@ def _clock_mhz(facts: dict[str, Any]) -> tuple[float | None, str]:
     return None, "no SM clock known"
 
 
+def device_key(device: dict[str, Any], facts: dict[str, Any]) -> str:
+    """The key of a device in the cache: its UUID (GPU-... form), else its PCI bus id."""
+    uuid = str(device.get("uuid") or "")
+    return nvml_uuid(uuid) if uuid else str(facts.get("gpu_uuid") or facts.get("pci_bus_id")
+                                            or "")
+
+
 def derived_peaks(device: dict[str, Any], facts: dict[str, Any]) -> DevicePeaks:
     """The peaks that follow from the device's facts alone (no measurement)."""
     arch = str(device.get("arch", ""))
@@ -103,7 +111,7 @@ def derived_peaks(device: dict[str, Any], facts: dict[str, Any]) -> DevicePeaks:
             else f"unknown: {arch or 'no arch'} is not in the FP32 table, or {where}")
     theoretical = theoretical_bandwidth_gbps(float(facts.get("memory_clock_khz") or 0),
                                              int(facts.get("bus_width_bits") or 0))
-    return DevicePeaks(uuid=str(device.get("uuid") or facts.get("pci_bus_id") or ""),
+    return DevicePeaks(uuid=device_key(device, facts),
                        name=str(device.get("name", "")), arch=arch,
                        theoretical_gbps=theoretical, fp32_gflops=fp32, fp32_note=note,
                        measured_at=time.strftime("%Y-%m-%dT%H:%M:%S"))

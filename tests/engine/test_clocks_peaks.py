@@ -52,6 +52,7 @@ def fake_nvml(clock: list[float]) -> types.ModuleType:
     module.nvmlSystemGetDriverVersion = lambda: b"580.159.04"  # type: ignore[attr-defined]
     module.nvmlDeviceGetCurrentClocksEventReasons = (  # type: ignore[attr-defined]
         lambda h: 0x4)
+    module.nvmlDeviceGetUUID = lambda h: "GPU-0001"  # type: ignore[attr-defined]
     return module
 
 
@@ -64,7 +65,7 @@ def test_nvml_reader(monkeypatch: pytest.MonkeyPatch) -> None:
     clock[0] = 1700.0
     assert reader.sm_mhz() == 1700.0
     assert reader.facts() == {"clock_source": "nvml", "driver_version": "580.159.04",
-                              "max_sm_mhz": 1980.0}
+                              "max_sm_mhz": 1980.0, "gpu_uuid": "GPU-0001"}
     assert reader.held_down_by() == ["software power cap"]
     reader.close()
 
@@ -107,7 +108,9 @@ def test_derived_peaks_of_an_h200() -> None:
     assert derived.fp32_note.startswith("132 SMs x 128 FP32 lanes x 2 x 1980 MHz")
     assert derived.theoretical_gbps == pytest.approx(4916.7, rel=1e-4)
     assert derived.copy_gbps is None
-    assert derived.uuid == "ab" * 16
+    assert derived.uuid == nvml_uuid("ab" * 16)
+    no_uuid = peaks.derived_peaks({**H200, "uuid": ""}, {**H200_FACTS, "gpu_uuid": "GPU-1"})
+    assert no_uuid.uuid == "GPU-1"
 
 
 def test_fp32_peak_falls_back_to_the_cuda_clock_attribute() -> None:
@@ -119,7 +122,8 @@ def test_fp32_peak_falls_back_to_the_cuda_clock_attribute() -> None:
 
 def test_peaks_are_cached_by_uuid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KERNEL_STUDIO_CACHE", str(tmp_path / "cache"))
-    assert peaks.load_cached("ab" * 16) is None
+    key, other_key = nvml_uuid("ab" * 16), nvml_uuid("cd" * 16)
+    assert peaks.load_cached(key) is None
     first = peaks.derived_peaks(H200, H200_FACTS)
     peaks.store(first)  # no copy bandwidth yet: stored, but not a usable cache entry
     assert peaks.load_cached(first.uuid) is None
@@ -128,11 +132,11 @@ def test_peaks_are_cached_by_uuid(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     other = peaks.derived_peaks({**H200, "uuid": "cd" * 16}, H200_FACTS)
     other.copy_gbps = 3000.0
     peaks.store(other)
-    loaded = peaks.load_cached("ab" * 16)
+    loaded = peaks.load_cached(key)
     assert loaded is not None and loaded.copy_gbps == 4321.0
-    assert peaks.load_cached("cd" * 16).copy_gbps == 3000.0  # type: ignore[union-attr]
+    assert peaks.load_cached(other_key).copy_gbps == 3000.0  # type: ignore[union-attr]
     data = json.loads(peaks.cache_file().read_text())
-    assert set(data) == {"ab" * 16, "cd" * 16}
+    assert set(data) == {key, other_key}
     assert not list(peaks.cache_file().parent.glob(".*.tmp"))  # atomic: no leftovers
 
 
