@@ -56,7 +56,8 @@ def _launch_request(message: dict[str, Any]) -> LaunchRequest:
         shared_bytes=int(message.get("shared_bytes", 0)), args=_args(message.get("args", [])),
         cubin=_read_optional(message.get("cubin_path")),
         source=source.decode("utf-8") if source is not None else None,
-        source_dir=message.get("source_dir"), options=list(message.get("options", [])))
+        source_dir=message.get("source_dir"), source_path=message.get("source_path"),
+        options=list(message.get("options", [])))
 
 
 def _write_back(message: dict[str, Any], request: LaunchRequest) -> None:

@@ -58,6 +58,7 @@ class LaunchRequest:
     cubin: bytes | None = None
     source: str | None = None
     source_dir: str | None = None
+    source_path: str | None = None
     options: list[str] = field(default_factory=list)
 
 

@@ -1,0 +1,2 @@
+#pragma once
+#error "not supported by the CPU backend: tensor-core matrix operations (mma.h / wmma)"
