@@ -57,6 +57,8 @@ class Worker:
         self.log_dir = log_dir or Path(tempfile.gettempdir())
         self.process: subprocess.Popen[bytes] | None = None
         self.info: dict[str, Any] = {}
+        # Kernels this process has loaded, as keys chosen by the caller (verify.py).
+        self.loaded: set[str] = set()
         self._pending = b""
         self._next_id = 1
         self._stderr: IO[bytes] | None = None

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import tempfile
 import threading
@@ -145,13 +146,17 @@ def _fault_result(case: Case, seed: int, kind: str, message: str) -> RunResult:
 
 
 def _ensure_loaded(ctx: RunContext) -> None:
-    """A live worker with the kernel loaded (a fresh worker after any fault)."""
-    fresh = ctx.handle.worker is None or not ctx.handle.worker.alive
+    """A live worker with the kernel loaded (a fresh worker after any fault). The worker may
+    be warm from starting (verify_with asks it for its device) or from an earlier spec, so what
+    counts is whether this process has loaded this kernel, not whether it is new."""
     worker = ctx.handle.ensure()
-    if fresh:
-        reply = worker.request(_load_message(ctx.spec, ctx.prepared), LOAD_TIMEOUT, ctx.cancel)
+    message = _load_message(ctx.spec, ctx.prepared)
+    key = json.dumps(message, sort_keys=True)
+    if key not in worker.loaded:
+        reply = worker.request(message, LOAD_TIMEOUT, ctx.cancel)
         if not reply.get("ok"):
             raise WorkerFault(str(reply.get("error")), str(reply.get("message")))
+        worker.loaded.add(key)
 
 
 def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunResult:
