@@ -3,9 +3,13 @@ snapshot, the stop reasons, the clock watch, and the host timer's restores."""
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
-from app.engine.backends.base import BufferArg, LaunchRequest, ScalarArg
+import numpy as np
+import pytest
+
+from app.engine import worker
+from app.engine.backends.base import Backend, BackendError, BufferArg, LaunchRequest, ScalarArg
 from app.engine.sampler import HostTimer, run_sampling, time_on_host, warm_up
 from app.engine.timing import TimingPlan
 
@@ -149,3 +153,33 @@ def test_host_timer_snapshot_is_a_copy() -> None:
     snapshot = timer.first[0][0]
     assert snapshot is not None and snapshot[16:].view(np.float32)[0] == 1
     assert image[16:].view(np.float32)[0] == 2
+
+
+class PlainBackend(Backend):
+    """A backend that runs launches but says nothing about timing (like the CPU emulator)."""
+
+    name = "plain"
+
+    def describe(self) -> dict[str, object]:
+        return {"name": "plain", "kind": "emulation", "arch": "none"}
+
+    def run(self, request: LaunchRequest) -> float:
+        return 0.0
+
+
+def test_backends_refuse_timing_by_default(tmp_path: Path) -> None:
+    backend = PlainBackend()
+    with pytest.raises(BackendError) as caught:
+        backend.time([], TimingPlan())
+    assert caught.value.kind == "unsupported"
+    assert "timing needs an NVIDIA GPU" in str(caught.value)
+    buffer = tmp_path / "a.bin"
+    np.zeros(8, dtype=np.uint8).tofile(buffer)
+    message = {"op": "bench", "plan": {"budget_ms": 10.0},
+               "variants": [{"symbol": "k", "entry": "k", "grid": [1], "block": [1],
+                             "args": [{"buffer": str(buffer), "offset": 0, "dtype": "uint8"}]}]}
+    with pytest.raises(BackendError) as caught:
+        worker.handle(backend, message)
+    assert caught.value.kind == "unsupported"  # not fatal: the worker stays up
+    with pytest.raises(BackendError, match="malformed bench request"):
+        worker.handle(backend, {"op": "bench", "variants": [], "plan": {"colour": 1}})
