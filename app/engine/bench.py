@@ -180,7 +180,8 @@ def _verify_all(variants: list[Variant], options: BenchOptions, handle: WorkerHa
     for variant in variants:
         verdict = verify_with(variant.spec, verify_options, handle, folder, buffers.GUARD_BYTES,
                               cancel, _scaled(progress, f"verifying {variant.name}", 0.3))
-        # `run` requests name only the kernel's symbol: the next spec needs a fresh worker.
+        # `run` requests name only the kernel's symbol, and A/B variants often share one (two
+        # `vector_add`s): each spec is verified in a worker of its own.
         handle.close()
         summaries.append({"spec": str(variant.spec.path or variant.name),
                           "status": verdict.status, "message": verdict.message,
