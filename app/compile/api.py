@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import functools
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -24,6 +25,9 @@ from app.compile.resources import kernel_resources
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 BACKENDS = ("nvrtc", "nvcc")
 CACHE_FORMAT = "kernel-studio-compile-1"
+CUDA_HEADER_PREFIXES = ("cuda", "cub/", "thrust/", "nv/", "cooperative_groups", "mma.h", "crt/",
+                        "vector_types", "vector_functions", "device_", "math_", "sm_")
+_MISSING_HEADER = re.compile(r'open source file "([^"]+)"')
 
 
 class Refusal(Exception):
@@ -247,6 +251,7 @@ def describe(reply: dict[str, Any], checked: Plan, timeout: float,
                            compiler=str(reply.get("compiler") or ""),
                            source_path=str(reply.get("source_path") or ""),
                            options=tuple(checked.options))
+    _hint_missing_cuda_headers(result)
     status = reply.get("status")
     if status == "ok":
         return _succeeded(result, reply)
@@ -254,6 +259,21 @@ def describe(reply: dict[str, Any], checked: Plan, timeout: float,
         else "backend"
     result.message = _failure_message(result, reply, timeout, memory_mb)
     return result
+
+
+def _hint_missing_cuda_headers(result: CompileResult) -> None:
+    """After a failed angle-bracket include on a machine with no CUDA headers, say where they
+    come from (NVRTC alone ships none of cuda_fp16.h and friends)."""
+    if includes.cuda_include_dirs():
+        return
+    for error in result.errors:
+        missing = _MISSING_HEADER.search(error.message)
+        if missing and missing.group(1).startswith(CUDA_HEADER_PREFIXES):
+            result.diagnostics.append(Diagnostic(
+                error.file, error.line, error.column, "note",
+                "no CUDA headers were found on this machine: install the CUDA toolkit (or set "
+                "CUDA_HOME), or the nvidia-cuda-runtime and nvidia-cuda-cccl wheels", ""))
+            return
 
 
 def _succeeded(result: CompileResult, reply: dict[str, Any]) -> CompileResult:

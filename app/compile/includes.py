@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from app import system
 from app.compile.model import OptionError
 
 # Comments, and string or character literals (kept: a comment marker inside one is not one).
@@ -153,8 +154,7 @@ def scan(source: str, filename: str, folder: Path | None,
 def _toolkit_roots() -> list[Path]:
     """CUDA toolkit folders: $CUDA_HOME, $CUDA_PATH, the one holding nvcc, /usr/local/cuda."""
     roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
-    from app.system import find_tool  # light; kept local to keep this module's imports small
-    nvcc = find_tool("nvcc")
+    nvcc = system.find_tool("nvcc")
     if nvcc:
         roots.append(str(Path(nvcc).resolve().parent.parent))
     roots.append("/usr/local/cuda")

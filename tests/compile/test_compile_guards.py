@@ -184,3 +184,14 @@ def test_a_compile_over_its_memory_cap_is_stopped(write) -> None:
     assert "400 MiB memory cap" in result.message
     after = compile_file(write("k.cu", KERNEL), use_cache=False)
     assert after.ok, after.message
+
+
+def test_missing_cuda_headers_get_a_hint(write, monkeypatch) -> None:
+    from app.compile import includes
+
+    monkeypatch.setattr(includes, "cuda_include_dirs", lambda: [])
+    result = compile_file(write("k.cu", "#include <cuda_fp16.h>\n" + KERNEL), use_cache=False)
+    assert result.stage == "compile"
+    assert result.errors[0].message == 'cannot open source file "cuda_fp16.h"'
+    [note] = [d for d in result.diagnostics if d.severity == "note"]
+    assert note.line == 1 and "no CUDA headers were found on this machine" in note.message
