@@ -76,7 +76,12 @@ class ChildProcess:
             self.process.stdin.flush()
         except OSError as error:
             raise ChildFailed(self._ended(f"could not send the request ({error})")) from error
-        reply: dict[str, Any] = json.loads(self._read_line(time.monotonic() + timeout, timeout))
+        line = self._read_line(time.monotonic() + timeout, timeout)
+        try:
+            reply: dict[str, Any] = json.loads(line)
+        except ValueError as error:
+            raise ChildFailed(f"unreadable reply from the compiler process: {line[:200]!r}") \
+                from error
         return reply
 
     def _read_line(self, deadline: float, timeout: float) -> bytes:

@@ -137,3 +137,18 @@ def test_nvcc_reports_the_same_coordinates_despite_its_macro_expanded_echo(write
     assert [(d.file, d.line, d.column, d.message) for d in result.errors] == [
         ("k.cu", 1, column(text, 1, "Missing"), 'identifier "Missing" is undefined'),
         ("k.cu", 2, column(text, 2, "zz"), 'identifier "zz" is undefined')]
+
+
+def test_nested_template_errors_give_a_note_per_instantiation(write) -> None:
+    text = ('template <typename T>\n'
+            '__device__ T inner(T x) { return x.bad; }\n'
+            'template <typename T>\n'
+            '__device__ T outer(T x) { return inner(x) + 1; }\n'
+            '__global__ void k(float* a) { a[0] = outer(a[1]); }\n')
+    result = compile_file(write("t.cu", text))
+    error = only_error(result)
+    assert (error.line, error.column) == (2, column(text, 2, "x.bad"))
+    notes = [(d.line, d.message) for d in result.diagnostics if d.severity == "note"]
+    assert notes == [
+        (4, 'detected during instantiation of "T inner(T) [with T=float]"'),
+        (5, 'detected during instantiation of "T outer(T) [with T=float]"')]
