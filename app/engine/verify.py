@@ -106,10 +106,15 @@ def compile_for(spec: Spec, arch: str | None, folder: Path) -> Prepared | Verdic
 
 def _load_message(spec: Spec, prepared: Prepared) -> dict[str, Any]:
     """The `load` request: where the worker finds the kernel."""
-    return {"op": "load", "symbol": prepared.symbol, "entry": spec.entry,
-            "cubin_path": str(prepared.cubin_path) if prepared.cubin_path else None,
-            "source_path": str(spec.source_path), "source_dir": str(spec.base_dir),
-            "options": list(spec.options)}
+    message: dict[str, Any] = {
+        "op": "load", "symbol": prepared.symbol, "entry": spec.entry,
+        "cubin_path": str(prepared.cubin_path) if prepared.cubin_path else None,
+        "source_path": str(spec.source_path), "source_dir": str(spec.base_dir),
+        "options": list(spec.options)}
+    digest = hashlib.sha256(json.dumps(message, sort_keys=True).encode())
+    digest.update(spec.source_path.read_bytes())  # an edited source is another module
+    message["module"] = digest.hexdigest()[:32]
+    return message
 
 
 def _arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path],
@@ -145,7 +150,7 @@ def _fault_result(case: Case, seed: int, kind: str, message: str) -> RunResult:
     return RunResult(case, seed, status, message)
 
 
-def _ensure_loaded(ctx: RunContext) -> None:
+def _ensure_loaded(ctx: RunContext) -> str:
     """A live worker with the kernel loaded (a fresh worker after any fault). The worker may
     be warm from starting (verify_with asks it for its device) or from an earlier spec, so what
     counts is whether this process has loaded this kernel, not whether it is new."""
@@ -157,6 +162,7 @@ def _ensure_loaded(ctx: RunContext) -> None:
         if not reply.get("ok"):
             raise WorkerFault(str(reply.get("error")), str(reply.get("message")))
         worker.loaded.add(key)
+    return str(message["module"])
 
 
 def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunResult:
@@ -169,13 +175,13 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunRe
         if arg.is_buffer:
             paths[arg.name] = ctx.folder / f"buffer-{arg.name}.bin"
             buffers.image_for(arg, resolved, inputs, ctx.guard).tofile(paths[arg.name])
-    message = {"op": "run", "symbol": ctx.prepared.symbol, "entry": spec.entry,
+    message: dict[str, Any] = {"op": "run", "symbol": ctx.prepared.symbol, "entry": spec.entry,
                "grid": resolved.grid, "block": resolved.block,
                "shared_bytes": resolved.shared_bytes,
                "args": _arg_items(spec, resolved, paths, ctx.guard)}
     limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
     try:
-        _ensure_loaded(ctx)
+        message["module"] = _ensure_loaded(ctx)
         assert ctx.handle.worker is not None
         reply = ctx.handle.worker.request(message, limit, ctx.cancel)
     except WorkerFault as fault:

@@ -52,6 +52,7 @@ def _launch_request(message: dict[str, Any]) -> LaunchRequest:
     source = _read_optional(message.get("source_path"))
     return LaunchRequest(
         symbol=str(message["symbol"]), entry=str(message["entry"]),
+        module=str(message.get("module", "")),
         grid=_dims(message.get("grid", [1])), block=_dims(message.get("block", [1])),
         shared_bytes=int(message.get("shared_bytes", 0)), args=_args(message.get("args", [])),
         cubin=_read_optional(message.get("cubin_path")),

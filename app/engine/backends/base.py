@@ -60,6 +60,14 @@ class LaunchRequest:
     source_dir: str | None = None
     source_path: str | None = None
     options: list[str] = field(default_factory=list)
+    # Names the loaded module: two specs may share an entry name (or one kernel be edited and
+    # rebuilt), so backends key what they loaded by this, never by the symbol alone.
+    module: str = ""
+
+    @property
+    def kernel_key(self) -> str:
+        """What a backend files a loaded kernel under."""
+        return f"{self.module}:{self.symbol}"
 
 
 class Backend(ABC):

@@ -52,13 +52,13 @@ class PycudaBackend(Backend):
     def prepare(self, request: LaunchRequest) -> None:
         """Load the kernel of a `load` request, so that later `run` requests (which name only
         the symbol) find it."""
-        self.loaded[request.symbol] = self._function(request)
+        self.loaded[request.kernel_key] = self._function(request)
 
     def _function(self, request: LaunchRequest) -> Any:
         """The kernel function, from a module cached by the cubin's hash."""
         if request.cubin is None:
-            if request.symbol in self.loaded:
-                return self.loaded[request.symbol]
+            if request.kernel_key in self.loaded:
+                return self.loaded[request.kernel_key]
             raise BackendError("bad_request", "the pycuda backend needs a cubin")
         key = hashlib.sha256(request.cubin).hexdigest()
         try:
