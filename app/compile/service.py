@@ -51,7 +51,9 @@ class ChildProcess:
         """Start the child and wait for its greeting."""
         self.memory_mb = memory_mb
         self._stderr: IO[bytes] = tempfile.TemporaryFile()
-        command = [sys.executable, "-I", "-c", _BOOT, str(paths.ROOT),
+        # -P: nothing from the working directory on sys.path; PYTHONPATH still counts, since
+        # an install may rely on it for its packages (as the GPU test machine does).
+        command = [sys.executable, "-P", "-c", _BOOT, str(paths.ROOT),
                    "--memory-mb", str(memory_mb)]
         # Its own session: on a timeout the whole group (nvcc and its helpers too) is killed.
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
