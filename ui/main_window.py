@@ -6,7 +6,6 @@ in app/ through the run controller's job process.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,9 @@ from ui import recovery as recovery_files
 from ui.actions import install_actions
 from ui.assembly_model import same_file
 from ui.assembly_view import AssemblyView
+from ui.assistant_context import gather_context
+from ui.assistant_pane import AssistantPane
+from ui.assistant_worker import AssistantRunner, SessionFactory
 from ui.background import BackendProbe
 from ui.compile_pane import CompilePane
 from ui.editor import CudaEditor
@@ -29,6 +31,7 @@ from ui.message_log import MessageLog
 from ui.prompter import Prompter
 from ui.results_pane import ResultsPane
 from ui.run_controller import BuildSnapshot, RunController
+from ui.spec_files import source_of, spec_for
 from ui.spec_panel import SpecPanel
 from ui.status_bar import StudioStatusBar
 from ui.template_gallery import TemplateGallery
@@ -42,24 +45,8 @@ DOCKS = (  # name, title, area
     ("results", "Results", Qt.DockWidgetArea.BottomDockWidgetArea),
     ("charts", "Charts", Qt.DockWidgetArea.BottomDockWidgetArea),
     ("messages", "Messages", Qt.DockWidgetArea.BottomDockWidgetArea),
+    ("assistant", "Assistant", Qt.DockWidgetArea.RightDockWidgetArea),
 )
-
-
-def spec_for(source: Path) -> Path | None:
-    """The spec of a kernel source: <stem>.toml beside it, or a .toml there naming it."""
-    if source.suffix == ".toml":
-        return source
-    beside = source.with_suffix(".toml")
-    if beside.is_file():
-        return beside
-    for candidate in sorted(source.parent.glob("*.toml"))[:50]:
-        try:
-            kernel = tomllib.loads(candidate.read_text(encoding="utf-8")).get("kernel", {})
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        if isinstance(kernel, dict) and kernel.get("source") == source.name:
-            return candidate
-    return None
 
 
 class MainWindow(QMainWindow):
@@ -68,7 +55,8 @@ class MainWindow(QMainWindow):
     buildFinished = Signal(object)
 
     def __init__(self, settings_path: Path | None = None, prompter: Prompter | None = None,
-                 offer_recovery: bool = True) -> None:
+                 offer_recovery: bool = True,
+                 assistant_session: SessionFactory | None = None) -> None:
         """Build every pane, restore the saved layout, detect the backend after showing."""
         super().__init__()
         self.setWindowTitle("Kernel Studio")
@@ -86,6 +74,9 @@ class MainWindow(QMainWindow):
         self.results_pane = ResultsPane()
         self.assembly_view = AssemblyView()
         self.spec_panel = SpecPanel()
+        self.assistant_pane = AssistantPane()
+        self._assistant_session = assistant_session
+        self.assistant: AssistantRunner | None = None
         self.status = StudioStatusBar(self)
         self.setStatusBar(self.status)
         self._charts: Any = None
@@ -118,7 +109,7 @@ class MainWindow(QMainWindow):
             "spec": self.spec_panel, "assembly": self.assembly_view,
             "compile": self.compile_pane, "results": self.results_pane,
             "charts": QLabel("Charts appear after a timing run (Ctrl+F5)."),
-            "messages": self.messages}
+            "messages": self.messages, "assistant": self.assistant_pane}
         docks: dict[str, QDockWidget] = {}
         first_in_area: dict[Qt.DockWidgetArea, QDockWidget] = {}
         for name, title, area in DOCKS:
@@ -149,6 +140,9 @@ class MainWindow(QMainWindow):
         self.spec_panel.specSaved.connect(
             lambda path: self.report("info", f"Saved the spec {Path(path).name}"))
         self.status.cancelRequested.connect(self.runner.cancel)
+        self.assistant_pane.askRequested.connect(self.ask_assistant)
+        self.assistant_pane.stopRequested.connect(
+            lambda: self.assistant.stop() if self.assistant else None)
         self.runner.busy.connect(self._busy)
         self.runner.progress.connect(self.status.set_progress)
         self.runner.built.connect(self._built)
@@ -220,21 +214,12 @@ class MainWindow(QMainWindow):
             path = Path(raw).expanduser()
             if path.suffix == ".toml":
                 self.spec_panel.load(path)
-                source = self._spec_source(path)
+                source = source_of(path)
                 path = source if source is not None else path
             editor = self.tabs.open_path(path)
             if editor is not None:
                 opened.append(editor)
         return opened
-
-    def _spec_source(self, spec_path: Path) -> Path | None:
-        """The kernel source a spec names, if it exists."""
-        try:
-            kernel = tomllib.loads(spec_path.read_text(encoding="utf-8")).get("kernel", {})
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return None
-        source = spec_path.parent / str(kernel.get("source", ""))
-        return source if source.is_file() and source.suffix != ".toml" else None
 
     def open_dialog(self) -> None:
         """Ask for files and open them."""
@@ -323,6 +308,23 @@ class MainWindow(QMainWindow):
         self.report("info", f"Recovered {len(buffers)} unsaved buffer(s)",
                     "Save them to keep them (Ctrl+S).")
         return len(buffers)
+
+    # -- assistant ----------------------------------------------------------------------------
+
+    def ask_assistant(self, action: str, question: str) -> bool:
+        """Send a snapshot of the kernel and the question to the model's thread."""
+        if self.assistant is None:
+            self.assistant = AssistantRunner(self._assistant_session, self)
+            worker, pane = self.assistant.worker, self.assistant_pane
+            worker.token.connect(pane.append)
+            worker.progress.connect(pane.show_progress)
+            worker.finished.connect(pane.finish)
+            worker.failed.connect(pane.fail)
+        if not self.assistant.ask(action, gather_context(self, question)):
+            return False
+        self.assistant_pane.begin(self.assistant_pane.action_box.currentText())
+        self.docks["assistant"].raise_()
+        return True
 
     # -- build, verify, bench -----------------------------------------------------------------
 
@@ -483,6 +485,8 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.runner.shutdown()
+        if self.assistant is not None:
+            self.assistant.shutdown()
         self.save_layout()
         self.recovery.close()
         event.accept()

@@ -1,0 +1,104 @@
+"""The local model on its own long-lived QThread: prompts built and answers generated there,
+tokens streamed back as signals, Stop through a thread-safe event.
+
+Nothing here imports torch or transformers until the first question: the window starts fast
+and a user who never asks never pays for the model.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+MAX_NEW_TOKENS = 512
+SessionFactory = Callable[[Callable[[str, float], None]], Any]
+
+
+def default_session(progress: Callable[[str, float], None]) -> Any:
+    """The default local model (checked and loaded on first use)."""
+    from app.assist.session import ModelSession
+
+    return ModelSession(progress=progress)
+
+
+class AssistantWorker(QObject):
+    """Runs on the assistant thread; never touches a widget, only emits."""
+
+    token = Signal(str)
+    progress = Signal(str, float)
+    finished = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, factory: SessionFactory) -> None:
+        """Keep the factory; the session is made on the first request, on this thread."""
+        super().__init__()
+        self.factory = factory
+        self.stop_event = threading.Event()
+        self._session: Any = None
+
+    @Slot(str, object, int)
+    def generate(self, action: str, context: dict[str, str], max_new_tokens: int) -> None:
+        """Build the action's prompt from the context snapshot and stream the answer."""
+        try:
+            from app.assist.prompts import PromptContext, build_prompt
+
+            if self._session is None:
+                self._session = self.factory(self.progress.emit)
+            prompt = build_prompt(action, PromptContext(**context), self._session,
+                                  max_new_tokens)
+            answer = self._session.generate(prompt.messages, max_new_tokens, self.token.emit,
+                                            self.stop_event)
+        except Exception as error:  # noqa: BLE001 - every failure reaches the pane as words
+            self.failed.emit(f"{type(error).__name__}: {error}" if not str(error) else str(error))
+            return
+        self.finished.emit({"finish_reason": answer.finish_reason,
+                            "tokens_per_s": answer.tokens_per_s,
+                            "warnings": [*prompt.budget.warnings(), *answer.warnings]})
+
+
+class AssistantRunner(QObject):
+    """Owns the assistant thread and its worker; created on the first question."""
+
+    request = Signal(str, object, int)
+
+    def __init__(self, factory: SessionFactory | None = None,
+                 parent: QObject | None = None) -> None:
+        """Start the thread with the worker on it."""
+        super().__init__(parent)
+        self.assistant_thread = QThread(self)
+        self.assistant_thread.setObjectName("assistant")
+        self.worker = AssistantWorker(factory or default_session)
+        self.worker.moveToThread(self.assistant_thread)
+        self.request.connect(self.worker.generate)
+        self.assistant_thread.finished.connect(self.worker.deleteLater)
+        self.assistant_thread.start()
+        self.busy = False
+        self.worker.finished.connect(self._done)
+        self.worker.failed.connect(self._done)
+
+    def ask(self, action: str, context: dict[str, str],
+            max_new_tokens: int = MAX_NEW_TOKENS) -> bool:
+        """Queue a question for the worker; False while an answer is still coming."""
+        if self.busy:
+            return False
+        self.busy = True
+        self.worker.stop_event.clear()
+        self.request.emit(action, dict(context), max_new_tokens)
+        return True
+
+    def stop(self) -> None:
+        """End the answer being generated (the model checks the event between steps)."""
+        self.worker.stop_event.set()
+
+    def _done(self, *_: object) -> None:
+        """The worker finished or failed."""
+        self.busy = False
+
+    def shutdown(self) -> None:
+        """Stop any answer and end the thread (the window is closing)."""
+        self.stop()
+        self.assistant_thread.quit()
+        self.assistant_thread.wait(10_000)
