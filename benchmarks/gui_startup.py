@@ -69,7 +69,9 @@ def main() -> int:
             print(f"run {index + 1}: window exposed after {seconds:.3f} s; "
                   f"heavy imports: {heavy or 'none'}")
     median = statistics.median(times)
-    print(f"median {median:.3f} s (goal {GOAL_SECONDS} s) on {os.cpu_count()} CPU(s)")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"median {median:.3f} s (goal {GOAL_SECONDS} s) on {os.cpu_count()} CPU(s), "
+          f"load average {load}")
     return 0 if median <= GOAL_SECONDS else 1
 
 

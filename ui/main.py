@@ -105,7 +105,8 @@ def run(files: Sequence[str] = (), screenshot: str | None = None) -> int:
         settings = Path(tempfile.mkdtemp(prefix="kernel-studio-")) / "settings.ini"
     window = MainWindow(settings_path=settings, offer_recovery=not screenshot)
     window.show()
-    window.open_files(files)
+    # Open the files once the window has been painted: it is on screen at once.
+    QTimer.singleShot(0, lambda: window.open_files(files))
     taker = ScreenshotTaker(window, Path(screenshot)) if screenshot else None
     if os.environ.get(STARTUP_PROBE):
         QTimer.singleShot(0, lambda: _probe_startup(window))

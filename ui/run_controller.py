@@ -9,13 +9,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.launch import CaseError, resolve
-from app.spec import Spec
 from ui.job_process import JobProcess
+
+if TYPE_CHECKING:
+    from app.spec import Spec
 
 ACTIVITY = {"compile": "compiling", "verify": "verifying", "bench": "timing"}
 
@@ -33,6 +34,8 @@ def launch_shape(spec: Spec | None) -> tuple[int, int]:
     """Threads per block and dynamic shared bytes for the bench case (else the first case)."""
     if spec is None:
         return 0, 0
+    from app.launch import CaseError, resolve  # numpy: imported when a spec is first used
+
     cases = [spec.bench_case] if spec.bench_case else list(spec.cases[:1])
     for case in cases:
         try:

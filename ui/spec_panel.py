@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
@@ -29,10 +29,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.dtypes import DTYPES
-from app.spec import KINDS, Problem, Spec
-from app.spec_toml import save_spec
-from ui.spec_form import ArgRow, arg_row, build_data, fields_from_data, validate
+if TYPE_CHECKING:
+    from app.spec import Problem, Spec
+    from ui.spec_form import ArgRow
+
+# app.spec, app.dtypes and the form helpers import numpy: they load with the first spec, not
+# at start-up (the window must be on screen fast).
+KINDS = ("in", "out", "inout", "scalar")
 
 LINE_FIELDS = ("source", "entry", "options", "grid", "block", "shared_bytes", "reference",
                "rtol", "atol", "bench_case", "bench_bytes", "bench_flops")
@@ -172,6 +175,8 @@ class SpecPanel(QWidget):
 
     def _fill_arg(self, index: int, row: ArgRow) -> None:
         """Put a row's values in the table's cells and combos."""
+        from app.dtypes import DTYPES
+
         self.args.setItem(index, 0, QTableWidgetItem(row["name"]))
         for column, key, choices in ((1, "kind", KINDS), (2, "dtype", tuple(DTYPES))):
             combo = QComboBox()
@@ -238,6 +243,8 @@ class SpecPanel(QWidget):
             self.setEnabled(False)
             self.status.setText(f"Could not read {path.name}: {error}. Open it as text to fix.")
             return False
+        from ui.spec_form import arg_row, fields_from_data
+
         self._loading = True
         self.path = path
         fields = fields_from_data(data)
@@ -262,6 +269,8 @@ class SpecPanel(QWidget):
 
     def form_data(self) -> dict[str, Any]:
         """The TOML data the form describes."""
+        from ui.spec_form import build_data
+
         fields = {name: widget.text() for name, widget in self.fields.items()}
         fields["cases"] = self.cases.toPlainText()
         fields["seeds"] = str(self.seeds.value())
@@ -269,6 +278,9 @@ class SpecPanel(QWidget):
 
     def validate_now(self) -> list[Problem]:
         """Validate the form, list the problems and outline their fields."""
+        from app.spec import Spec
+        from ui.spec_form import validate
+
         self._timer.stop()
         if self.path is None:
             return []
@@ -301,6 +313,8 @@ class SpecPanel(QWidget):
         """Write the form to the spec file (atomically); refused while the form has problems."""
         if self.path is None or self.validate_now() or self._spec is None:
             return False
+        from app.spec_toml import save_spec
+
         try:
             save_spec(self._spec, self.path)
         except OSError as error:
