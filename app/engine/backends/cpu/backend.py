@@ -146,12 +146,12 @@ class CpuBackend(Backend):
             raise BackendError("unsupported", f"not supported by the CPU backend: the kernel "
                                f"library does not load ({error})") from None
         _declare_kernel(library)
-        self._kernels[request.symbol] = LoadedKernel(library, request.entry, _params(library),
+        self._kernels[request.kernel_key] = LoadedKernel(library, request.entry, _params(library),
                                                      built.max_threads)
 
     def run(self, request: LaunchRequest) -> float:
         """Run one launch on the CPU; images are updated in place."""
-        kernel = self._kernels.get(request.symbol)
+        kernel = self._kernels.get(request.kernel_key)
         if kernel is None:
             raise BackendError("bad_request", f"kernel {request.symbol} was not loaded")
         check_params(kernel, request.args)

@@ -42,7 +42,7 @@ class Arena:
     def _view(self) -> np.ndarray[Any, np.dtype[np.uint8]]:
         """The arena's pages as a NumPy array (no copy)."""
         buffer = (ctypes.c_uint8 * self.capacity).from_address(self.address)
-        return np.frombuffer(buffer, dtype=np.uint8)
+        return np.frombuffer(memoryview(buffer).cast("B"), dtype=np.uint8)
 
     @property
     def data_pointer(self) -> int:

@@ -120,13 +120,19 @@ bool StackPool::contains_guard(uintptr_t address) const {
 void fiber_main() {
     Fiber* self = reinterpret_cast<Fiber*>(const_cast<ks_thread_info*>(ks_self()));
     Sm* sm = self->sm;
-    sm->shape.invoke(sm->shape.args);
-    self->state = State::Done;
+    for (;;) {
+        sm->shape.invoke(sm->shape.args);
+        Fiber* next = sm->finish(self);
+        if (next == nullptr) break;
+        self = next;
+    }
     // The scheduler reads the state after the switch; make sure the store is not dropped.
     __asm__ __volatile__("" : : "r"(self) : "memory");
     switch_to(self, sm);
     abort();  // a finished fiber is never resumed
 }
+
+void adopt_stack(Fiber* fiber) { owner_of(fiber->stack) = fiber; }
 
 #ifdef KS_UCONTEXT
 void prepare_context(Fiber* fiber) {

@@ -88,6 +88,7 @@ struct Sm {
                                int b, int width);
     void yield(Fiber* self);
     void suspend(Fiber* self);
+    Fiber* finish(Fiber* done);
 
     const LaunchShape& shape;
     ks_block_info info{};
@@ -110,7 +111,7 @@ struct Sm {
 
 private:
     void start_block(unsigned long long linear_block);
-    void resume(Fiber* fiber);
+    Fiber* resume(Fiber* fiber);
     void settle(Fiber* fiber);
     void make_ready(Fiber* fiber);
     void release_barrier_if_complete();
@@ -124,6 +125,7 @@ private:
 void switch_to(Fiber* from_fiber, Sm* sm);           // fiber -> scheduler
 void switch_from_scheduler(Sm* sm, Fiber* fiber);     // scheduler -> fiber
 void prepare_context(Fiber* fiber);                   // a new fiber starts at fiber_main
+void adopt_stack(Fiber* fiber);                       // the fiber now owns fiber->stack
 [[noreturn]] void fiber_main();
 
 // Results of warp operations, given the pending operations of a group of lanes.

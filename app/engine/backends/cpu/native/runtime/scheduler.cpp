@@ -95,13 +95,13 @@ bool Sm::run_block(unsigned long long b, std::string& error) {
             }
             return false;
         }
-        Fiber* fiber = &fibers[ready[head++]];
-        resume(fiber);
-        settle(fiber);
+        settle(resume(&fibers[ready[head++]]));
     }
 }
 
-void Sm::resume(Fiber* fiber) {
+// Runs a fiber until it gives way; returns the fiber that switched back, which differs when
+// the stack was handed on to newly started threads (see finish).
+Fiber* Sm::resume(Fiber* fiber) {
     if (fiber->state == State::New) {
         fiber->stack = stacks.take();
         prepare_context(fiber);
@@ -109,7 +109,31 @@ void Sm::resume(Fiber* fiber) {
     fiber->state = State::Running;
     current = fiber;
     switch_from_scheduler(this, fiber);
+    Fiber* back = current;
     current = nullptr;
+    return back;
+}
+
+// Called on the fiber's own stack when its thread returns from the kernel: the bookkeeping of
+// the exit, then, when the next thread in line has not started yet, that thread takes over this
+// stack directly. Threads that never wait (most elementwise kernels) thus run one after another
+// without a single context switch. Returns the thread to run next here, or null.
+Fiber* Sm::finish(Fiber* done) {
+    done->state = State::Done;
+    Warp& warp = warps[done->linear / 32];
+    --alive;
+    warp.alive &= ~(1u << (done->linear % 32));
+    --warp.runnable;
+    release_barrier_if_complete();
+    complete_all(warp);
+    if (head == ready.size() || fibers[ready[head]].state != State::New) return nullptr;
+    Fiber* next = &fibers[ready[head++]];
+    next->stack = done->stack;
+    done->stack = nullptr;
+    adopt_stack(next);
+    next->state = State::Running;
+    current = next;
+    return next;
 }
 
 // Bookkeeping after a fiber gave way: why it stopped decides what may run next.
@@ -118,14 +142,9 @@ void Sm::settle(Fiber* fiber) {
     unsigned lane = fiber->linear % 32;
     uint32_t bit = 1u << lane;
     switch (fiber->state) {
-    case State::Done:
+    case State::Done:  // the exit was settled by finish(); only the stack remains
         stacks.give(fiber->stack);
         fiber->stack = nullptr;
-        --alive;
-        warp.alive &= ~bit;
-        --warp.runnable;
-        release_barrier_if_complete();
-        complete_all(warp);
         break;
     case State::Barrier:
         --warp.runnable;

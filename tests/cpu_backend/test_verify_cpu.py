@@ -1,0 +1,74 @@
+"""The verifier on the CPU backend, for real (NVRTC for diagnostics, g++ and the emulation for
+the runs, worker processes): every template passes and every hostile fixture gets its verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.engine.verify import Engine, VerifyOptions, verify_file
+from app.paths import RESOURCES
+
+TEMPLATES = sorted(p.name for p in (RESOURCES / "kernels").iterdir() if p.is_dir())
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "hostile"
+# The verdict each fixture must get here. shared_race is a mismatch on the CPU even without a
+# sanitizer: threads switch only at barriers, so the missing barrier always shows (its README).
+EXPECTED = {
+    "skip_tail": "unwritten", "first_block_only": "unwritten", "mutate_input": "input_changed",
+    "write_past_end": "guard_zone", "constant_output": "mismatch", "stale_output": "unwritten",
+    "hang": "timeout", "illegal_address": "crash", "shared_race": "mismatch",
+    "read_past_end": "mismatch",
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """One engine, so that the cpu worker stays warm from one spec to the next."""
+    with Engine() as shared:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("KERNEL_STUDIO_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+            shared.handle("cpu").ensure()
+        yield shared
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_every_template_passes_on_the_cpu_backend(engine: Engine, name: str) -> None:
+    verdict = verify_file(RESOURCES / "kernels" / name / f"{name}.toml",
+                          VerifyOptions(backend="cpu"), engine)
+    assert verdict.status == "passed", verdict.describe()
+    assert verdict.emulated and verdict.device["kind"] == "emulation"
+    assert "CPU emulation" in verdict.describe()
+
+
+def test_every_fixture_has_an_expected_verdict() -> None:
+    assert sorted(EXPECTED) == sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_fixture_gets_its_verdict(engine: Engine, name: str) -> None:
+    verdict = verify_file(FIXTURES / name / f"{name}.toml",
+                          VerifyOptions(backend="cpu", timeout=1.5), engine)
+    assert verdict.status == EXPECTED[name], verdict.describe()
+    if name == "illegal_address":
+        assert "write to 0x10 (a null or near-null pointer) in kernel illegal_address" in \
+            verdict.message
+    if name == "hang":
+        assert "no answer within 1.5" in verdict.message and "the worker was killed" in \
+            verdict.message
+
+
+def test_an_unsupported_construct_makes_the_verdict_unverified(engine: Engine,
+                                                               tmp_path: Path) -> None:
+    spec = (RESOURCES / "kernels" / "vector_add" / "vector_add.toml").read_text()
+    kernel = (RESOURCES / "kernels" / "vector_add" / "vector_add.cu").read_text()
+    (tmp_path / "vector_add.toml").write_text(spec)
+    (tmp_path / "vector_add_ref.py").write_text(
+        (RESOURCES / "kernels" / "vector_add" / "vector_add_ref.py").read_text())
+    (tmp_path / "vector_add.cu").write_text(kernel.replace(
+        "c[i] = a[i] + b[i];", 'c[i] = a[i] + b[i]; asm volatile("membar.gl;");'))
+    verdict = verify_file(tmp_path / "vector_add.toml", VerifyOptions(backend="cpu"), engine)
+    assert verdict.status == "unverified" and verdict.exit_code == 3
+    assert "not supported by the CPU backend: inline assembly (asm)" in verdict.message
