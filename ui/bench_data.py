@@ -1,9 +1,8 @@
 """Timing results (a bench job's JSON) turned into the plain arrays the charts take.
 
-The engine's report provides the arrays itself (samples_chart, sweep_series, roofline_points;
-the job runner puts them under "charts"); this module only hands them to the charts, and
-adds the one thing the report does not carry: a bootstrap confidence interval of each
-variant's median, for the bar chart's error bars.
+The engine's report provides the arrays itself (BenchReport.to_json()["charts"]: samples,
+sweep, roofline); this module only hands them to the charts, and adds the one thing the report
+does not carry: a bootstrap confidence interval of each variant's median, for the bars.
 """
 
 from __future__ import annotations
@@ -52,13 +51,18 @@ def feed_samples(charts: ChartsLike, names: Sequence[str],
     return True
 
 
+def _floats(values: Sequence[Any] | None) -> list[float]:
+    """Numbers from JSON, null (an unknown value) as NaN."""
+    return [float("nan") if v is None else float(v) for v in values or []]
+
+
 def feed_sweep(charts: ChartsLike, sizes: Sequence[float],
-               series: Mapping[str, Sequence[Sequence[float]]]) -> bool:
+               series: Mapping[str, Mapping[str, Any]]) -> bool:
     """Time and GB/s against size, when there are several sizes."""
     if len(sizes) < 2 or not series:
         return False
-    charts.sweep.set_sweep(list(sizes), {name: (list(pair[0]), list(pair[1]))
-                                         for name, pair in series.items()})
+    charts.sweep.set_sweep(_floats(sizes), {
+        name: (_floats(s.get("time_ms")), _floats(s.get("gbps"))) for name, s in series.items()})
     return True
 
 
@@ -78,11 +82,12 @@ def feed_charts(charts: ChartsLike, data: Mapping[str, Any]) -> str:
     """Feed every chart the result has data for; returns what was shown, in words."""
     arrays = data.get("charts") or {}
     shown = []
-    samples = arrays.get("samples") or [[], []]
-    if feed_samples(charts, samples[0], samples[1]):
-        shown.append(f"{len(samples[0])} variant(s)")
-    sweep = arrays.get("sweep") or [[], {}]
-    if feed_sweep(charts, sweep[0], sweep[1]):
+    samples = arrays.get("samples") or {}
+    names = list(samples.get("names") or [])
+    if feed_samples(charts, names, [_floats(s) for s in samples.get("samples_ms") or []]):
+        shown.append(f"{len(names)} variant(s)")
+    sweep = arrays.get("sweep") or {}
+    if feed_sweep(charts, sweep.get("sizes") or [], sweep.get("series") or {}):
         shown.append("size sweep")
     if feed_roofline(charts, arrays.get("roofline") or {}):
         shown.append("roofline")

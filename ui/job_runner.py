@@ -128,21 +128,8 @@ def run_verify(request: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(verdict.to_json(), default=_plain))  # type: ignore[no-any-return]
 
 
-def _chart_arrays(report: Any) -> dict[str, Any]:
-    """The plain arrays the charts take, from the report's own chart methods."""
-    charts: dict[str, Any] = {}
-    for key, method in (("samples", "samples_chart"), ("sweep", "sweep_series"),
-                        ("roofline", "roofline_points")):
-        if hasattr(report, method):
-            try:
-                charts[key] = getattr(report, method)()
-            except Exception as error:  # noqa: BLE001 - a chart without data is not a failure
-                emit("progress", text=f"no {key} chart: {error}")
-    return charts
-
-
 def run_bench(request: dict[str, Any]) -> dict[str, Any]:
-    """bench_file on the request's spec; the report's JSON plus the charts' arrays."""
+    """bench_file on the request's spec: the report's JSON (its "charts" hold plain arrays)."""
     bench_api = _optional_module("app.engine.bench")
     function = getattr(bench_api, "bench_file", None) if bench_api else None
     if function is None:
@@ -152,7 +139,6 @@ def run_bench(request: dict[str, Any]) -> dict[str, Any]:
     report = function(request["spec_path"], options, cancel=CANCEL, progress=_progress)
     data = report.to_json() if hasattr(report, "to_json") else report
     data = json.loads(json.dumps(data, default=_plain))
-    data["charts"] = json.loads(json.dumps(_chart_arrays(report), default=_plain))
     if hasattr(report, "describe"):
         data["text"] = report.describe()
     return data  # type: ignore[no-any-return]

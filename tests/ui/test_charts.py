@@ -76,8 +76,9 @@ def test_every_chart_exports(charts: ChartsPane, tmp_path: Path, suffix: str) ->
 
 def test_bench_json_feeds_the_charts(charts: ChartsPane) -> None:
     result = {"charts": {
-        "samples": [["v1", "v2"], [[1.0, 1.1, 0.9, 1.0], [2.0, 2.1, 1.9]]],
-        "sweep": [[10.0, 100.0], {"v1": [[1, 2], [5, 6]]}],
+        "samples": {"names": ["v1", "v2"], "samples_ms": [[1.0, 1.1, 0.9, 1.0], [2.0, 2.1, 1.9]]},
+        "sweep": {"variable": "n", "sizes": [10.0, 100.0],
+                  "series": {"v1": {"time_ms": [1, 2], "gbps": [5, None]}}},
         "roofline": {"peak_gflops": 50000.0, "peak_gbps": 3000.0, "names": ["v1"],
                      "intensity": [0.1], "gflops": [100.0]}}}
     assert feed_charts(charts, result) == "2 variant(s), size sweep, roofline"

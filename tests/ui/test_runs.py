@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
@@ -51,12 +52,21 @@ seeds = 2
 """
 
 
-def selftest_kernel(folder: Path, entry: str, reference: str = "return {'c': a}") -> Path:
+BENCH = """
+[bench]
+case = { n = 4096 }
+bytes = "8 * n"
+flops = "n"
+"""
+
+
+def selftest_kernel(folder: Path, entry: str, reference: str = "return {'c': a}",
+                    bench: str = "") -> Path:
     """A kernel folder whose spec names a selftest behaviour; returns the .cu path."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "k.cu").write_text("// run by the selftest backend\n__global__ void k() {}\n")
     (folder / "ref.py").write_text(f"def reference(a, n):\n    {reference}\n")
-    (folder / "k.toml").write_text(SPEC.format(entry=entry))
+    (folder / "k.toml").write_text(SPEC.format(entry=entry) + bench)
     return folder / "k.cu"
 
 
@@ -143,3 +153,19 @@ def test_a_build_shows_a_diagnostic_marker_and_a_click_jumps_to_it(
     editor.gotoPos(0)
     pane.diagnostics.cellClicked.emit(0, 3)
     assert editor.cursor_line() == line
+
+
+def test_bench_times_through_a_worker_and_feeds_the_charts(
+        qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    window.open_files([selftest_kernel(tmp_path / "timed", "copy", bench=BENCH)])
+    window.runner.backend = "selftest"
+    with qtbot.waitSignal(window.runner.benched, timeout=120000):
+        qtbot.keyClick(window.tabs.current(), Qt.Key.Key_F5,
+                       Qt.KeyboardModifier.ControlModifier)
+    assert window.results_pane.status() == "TIMED"
+    assert "median" in window.results_pane.details.toPlainText()
+    charts = window.charts()
+    x, y = charts.samples.points.getData()
+    assert len(y) >= 10 and (y > 0).all()
+    assert list(charts.variants.bars.opts["height"]) == [pytest.approx(float(np.median(y)))]
+    assert "Charts: 1 variant(s)" in window.messages.messages()[-1][1]
