@@ -4,13 +4,16 @@ the runs, worker processes): every template passes and every hostile fixture get
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from app import system
 from app.engine.verify import Engine, VerifyOptions, verify_file
-from app.paths import RESOURCES
+from app.paths import RESOURCES, ROOT
 
 TEMPLATES = sorted(p.name for p in (RESOURCES / "kernels").iterdir() if p.is_dir())
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "hostile"
@@ -72,3 +75,25 @@ def test_an_unsupported_construct_makes_the_verdict_unverified(engine: Engine,
     verdict = verify_file(tmp_path / "vector_add.toml", VerifyOptions(backend="cpu"), engine)
     assert verdict.status == "unverified" and verdict.exit_code == 3
     assert "not supported by the CPU backend: inline assembly (asm)" in verdict.message
+
+
+def test_the_cli_verifies_with_cpu_emulation_where_there_is_no_gpu() -> None:
+    # On a machine without a GPU, `auto` must pick the CPU backend; elsewhere ask for it.
+    choice = ["--backend", "cpu"] if system.list_gpus() else []
+    spec = RESOURCES / "kernels" / "vector_add" / "vector_add.toml"
+    result = subprocess.run([sys.executable, "-m", "app", "verify", str(spec), *choice,
+                             "--case", "n=1025", "--case", "n=1000003"],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PASSED: all 6 runs passed" in result.stdout
+    assert "backend: cpu (CPU emulation" in result.stdout
+    assert "timing is not meaningful" in result.stdout
+
+
+def test_without_a_host_compiler_the_cpu_backend_says_so() -> None:
+    from app.engine import backends
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KERNEL_STUDIO_CXX", "/nonexistent/g++")
+        assert backends.usable("cpu") == ("no host C++ compiler found (install g++, or set "
+                                          "KERNEL_STUDIO_CXX)")

@@ -42,7 +42,9 @@ def usable(name: str) -> str | None:
     if name == "cpu":
         if not system.importable("app.engine.backends.cpu"):
             return "the CPU emulation backend is not available yet"
-        return None
+        from app.engine.backends.cpu.toolchain import missing_compiler  # loads no native code
+
+        return missing_compiler()
     return None if name in BACKENDS else f"unknown backend {name!r}"
 
 
