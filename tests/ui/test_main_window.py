@@ -157,3 +157,12 @@ def test_a_builtin_template_is_saved_as_a_copy_never_over_the_gallery(
     assert prompter.asked[-1][0] == "save_path" and "kernels" in prompter.asked[-1][1]
     assert template.read_text() == before
     assert (tmp_path / "mine.cu").read_text() == "// mine\n" + before
+
+
+def test_switching_theme_recolours_open_editors(window: MainWindow, kernel_copy: Path) -> None:
+    editor = window.open_files([kernel_copy])[0]
+    dark = editor.styleBack(32)
+    window.set_theme("light")
+    assert editor.styleBack(32) != dark and window.themes.theme.name == "light"
+    window.set_theme("dark")
+    assert editor.styleBack(32) == dark

@@ -169,3 +169,29 @@ def test_bench_times_through_a_worker_and_feeds_the_charts(
     assert len(y) >= 10 and (y > 0).all()
     assert list(charts.variants.bars.opts["height"]) == [pytest.approx(float(np.median(y)))]
     assert "Charts: 1 variant(s)" in window.messages.messages()[-1][1]
+
+
+def test_source_lines_and_sass_select_each_other(qtbot: Any, window: MainWindow,
+                                                 kernel_copy: Path) -> None:
+    compile_api = pytest.importorskip("app.compile")
+    if not hasattr(compile_api, "compile_source"):
+        pytest.skip("app.compile.compile_source has not landed yet (issue 3)")
+    editor = window.open_files([kernel_copy])[0]
+    with qtbot.waitSignal(window.buildFinished, timeout=120000) as blocker:
+        assert window.build()
+    assert blocker.args[0]["ok"]
+    assert window.compile_pane.resources.item(0, 0).text() == "vector_add"
+    assert window.compile_pane.resources.item(0, 1).text()  # registers
+    view = window.assembly_view
+    assert view.kernel_box.currentText() == "vector_add"
+    assert view.mix_label.text().startswith("SASS: memory ")
+    editor.go_to(19)  # c[i] = a[i] + b[i];  (Scintilla reports the caret move when idle)
+    qtbot.waitUntil(lambda: bool(view.highlighted_rows(view.sass_view)), timeout=5000)
+    rows = view.highlighted_rows(view.sass_view)
+    assert rows and all(view._rows[r].line == 19 for r in rows)  # noqa: SLF001
+    assert view.highlighted_rows(view.ptx_view)
+    other = next(i for i, row in enumerate(view._rows) if row.line == 14)  # noqa: SLF001
+    cursor = view.sass_view.textCursor()
+    cursor.setPosition(view.sass_view.document().findBlockByNumber(other).position())
+    view.sass_view.setTextCursor(cursor)
+    assert editor.markerGet(13) & (1 << 3)  # line 14 carries the correlated-line marker
