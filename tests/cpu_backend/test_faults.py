@@ -86,3 +86,10 @@ def test_a_block_larger_than_launch_bounds_is_refused(cpu: CpuWorker) -> None:
         cpu.run("faults.cu", "bounded", (1,), (256,), [np.zeros(256, np.float32)])
     assert (cpu.run("faults.cu", "bounded", (1,), (128,), [np.zeros(128, np.float32)])[0]
             == 2.0).all()
+
+
+def test_static_shared_memory_counts_against_the_launch_limit(cpu: CpuWorker) -> None:
+    out = cpu.run("shared_limit_exact.cu", "exact", (1,), (64,), [np.zeros(64, np.float32)])[0]
+    assert (out == 1.0).all()
+    with pytest.raises(LaunchFailed, match="too much shared memory"):
+        cpu.run("shared_limit_over.cu", "over", (1,), (64,), [np.zeros(64, np.float32)])

@@ -158,6 +158,18 @@ def user_lines(preprocessed: str, own_files: tuple[str, ...],
     return lines
 
 
+def included_files(preprocessed: str, skip_prefixes: tuple[str, ...]) -> set[str]:
+    """Every file the preprocessor read apart from system headers, the compiler's own
+    pseudo-files and paths under `skip_prefixes`, including headers that produced no lines."""
+    files: set[str] = set()
+    for raw in preprocessed.splitlines():
+        marker = _LINEMARKER.match(raw) if raw.startswith("#") else None
+        if marker and not marker.group(2).startswith("<") and "3" not in marker.group(3).split():
+            if not marker.group(2).startswith(skip_prefixes):
+                files.add(marker.group(2))
+    return files
+
+
 def scan(lines: list[tuple[str, int, str]]) -> list[Finding]:
     """The unsupported constructs in these lines, each once, at its first appearance."""
     findings: dict[str, Finding] = {}
@@ -167,6 +179,11 @@ def scan(lines: list[tuple[str, int, str]]) -> list[Finding]:
             if construct not in findings and pattern.search(code):
                 findings[construct] = Finding(construct, file, number)
     return list(findings.values())
+
+
+def kernel_count(text: str) -> int:
+    """How many `__global__` functions the source declares (outside comments and strings)."""
+    return len(re.findall(r"\b__global__\b", mask(text)))
 
 
 def launch_bounds(text: str, entry: str) -> int | None:

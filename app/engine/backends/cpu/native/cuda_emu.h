@@ -205,5 +205,5 @@ static inline int ks_describe_params(void (*)(P...), char* kinds, int* sizes, in
 
 KS_EXPORT int ks_launch(void (*invoke)(void**), void** args, const unsigned int* grid,
                         const unsigned int* block, unsigned long long shared_bytes, int threads,
-                        void* (*tls_anchor)(void), const char* name, char* error,
-                        unsigned long long error_size);
+                        void* (*tls_anchor)(void), int single_kernel, const char* name,
+                        char* error, unsigned long long error_size);

@@ -14,6 +14,9 @@ namespace ks {
 namespace {
 // Without an opt-in (cudaFuncSetAttribute) a GPU launch may use at most 48 KiB of shared memory.
 constexpr unsigned long long kSharedLimit = 48 * 1024;
+// The kernel library's thread-local block holds its __shared__ variables plus the launcher's
+// anchor byte and alignment padding: at most this much more.
+constexpr size_t kTlsOverhead = 64;
 
 struct TlsQuery {
     uintptr_t code = 0;
@@ -118,10 +121,12 @@ void copy_error(const std::string& message, char* error, unsigned long long size
 
 // Runs a launch to completion. Returns 0, 1 for a failure of the kernel (deadlock) or 2 for a
 // configuration the GPU would refuse; the message goes to `error`.
+// `single_kernel` says the library holds one kernel, so that all of its static shared memory
+// is this kernel's and counts against the limit (with several, no static share is known).
 KS_EXPORT int ks_launch(void (*invoke)(void**), void** args, const unsigned int* grid,
                         const unsigned int* block, unsigned long long shared_bytes, int threads,
-                        void* (*tls_anchor)(void), const char* name, char* error,
-                        unsigned long long error_size) {
+                        void* (*tls_anchor)(void), int single_kernel, const char* name,
+                        char* error, unsigned long long error_size) {
     ks::LaunchShape shape;
     shape.grid = dim3(grid[0], grid[1], grid[2]);
     shape.block = dim3(block[0], block[1], block[2]);
@@ -130,7 +135,9 @@ KS_EXPORT int ks_launch(void (*invoke)(void**), void** args, const unsigned int*
     shape.args = args;
     shape.name = name;
     ks::TlsQuery tls = ks::kernel_tls(tls_anchor, false);
-    std::string problem = ks::check_shape(shape.grid, shape.block, shared_bytes, tls.size);
+    size_t static_shared = single_kernel && tls.size > ks::kTlsOverhead
+                               ? tls.size - ks::kTlsOverhead : 0;
+    std::string problem = ks::check_shape(shape.grid, shape.block, shared_bytes, static_shared);
     if (!problem.empty()) {
         ks::copy_error(problem, error, error_size);
         return 2;
