@@ -114,13 +114,24 @@ def _build(command: list[str], target: Path, stdin: str | None = None) -> str:
     return ""
 
 
+def runtime_flags() -> list[str]:
+    """Flags for the runtime. KERNEL_STUDIO_CPU_UCONTEXT=1 selects the portable ucontext
+    context switch (used on every CPU but x86-64) so that it can be tested on x86-64 too."""
+    flags = list(RUNTIME_FLAGS)
+    if os.environ.get("KERNEL_STUDIO_CPU_UCONTEXT") == "1":
+        flags.append("-DKS_USE_UCONTEXT")
+    return flags
+
+
 def runtime_library(toolchain: Toolchain) -> Path:
-    """The emulation runtime, built once per compiler and emulation version."""
-    target = cache_folder() / f"runtime-{_key(toolchain.version, native_digest())}.so"
+    """The emulation runtime, built once per compiler, emulation version and flags."""
+    flags = runtime_flags()
+    key = _key(toolchain.version, native_digest(), " ".join(flags))
+    target = cache_folder() / f"runtime-{key}.so"
     if target.exists():
         return target
     sources = [str(NATIVE / "runtime" / name) for name in RUNTIME_SOURCES]
-    problem = _build([toolchain.path, *RUNTIME_FLAGS, *sources, "-ldl"], target)
+    problem = _build([toolchain.path, *flags, *sources, "-ldl"], target)
     if problem:
         raise BackendError("unsupported", "the CPU backend's runtime did not build with "
                            f"{toolchain.version}: {_first_errors(problem)}")
