@@ -90,4 +90,4 @@ def test_memcheck_reports_the_out_of_bounds_read(engine: Engine) -> None:
     assert verdict.status == "sanitizer", verdict.describe()
     kinds = " ".join(item["kind"] for item in verdict.sanitizer)
     assert "Invalid __global__ read" in kinds
-    assert any(".cu:" in item["location"] for item in verdict.sanitizer)  # a source line
+    assert any(".cu:" in item["location"] for item in verdict.sanitizer), verdict.sanitizer
