@@ -43,3 +43,13 @@ def test_warm_loads_reuse_the_library_and_header_edits_rebuild_it(cpu: CpuWorker
     assert len(_libraries()) == len(first) + 1
     assert (cpu.run(source, "scaled", (1,), (8,), [np.zeros(8, np.float32)])[0]
             == 3.0 * np.arange(8)).all()
+
+
+def test_spec_options_reach_the_host_compiler(cpu: CpuWorker, tmp_path: Path) -> None:
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "scale.cuh").write_text("#define SCALE (OFFSET + 1.0f)\n")
+    source = tmp_path / "options.cu"
+    source.write_text(KERNEL.replace('"scale.cuh"', "<scale.cuh>"))
+    cpu.load(source, "scaled", ["-Iinc", "-DOFFSET=4.0f", "--use_fast_math", "-O3"])
+    out = cpu.run(source, "scaled", (1,), (8,), [np.zeros(8, np.float32)])[0]
+    assert (out == 5.0 * np.arange(8)).all()

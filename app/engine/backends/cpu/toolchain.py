@@ -140,19 +140,19 @@ def runtime_library(toolchain: Toolchain) -> Path:
 
 def host_options(options: list[str], source_dir: str | None) -> list[str]:
     """The spec's compiler options that mean something to the host compiler: macros, include
-    folders and the language standard. The rest (-O3, -lineinfo, --use_fast_math, -ftz, ...)
-    tune GPU code generation and are ignored here."""
-    flags: list[str] = []
-    base = Path(source_dir) if source_dir else Path.cwd()
-    for option in options:
-        if option.startswith(("-D", "-U")) and len(option) > 2:
-            flags.append(option)
-        elif option.startswith(("-I", "--include-path=")):
-            folder = option.split("=", 1)[1] if option.startswith("--") else option[2:]
-            flags.append(f"-I{base / folder}")
-        elif re.fullmatch(r"--?std=c\+\+(17|20)", option):
-            flags.append("-" + option.lstrip("-"))
-    return flags
+    folders (checked and made absolute by the compile step's allowlist) and C++20. The rest
+    (-O3, -lineinfo, --use_fast_math, --ftz, ...) tune GPU code generation and are ignored."""
+    if not options:
+        return []
+    from app.compile.options import check_options  # the same allowlist as the GPU compile
+    from app.compile.model import OptionError
+
+    try:
+        normalized = check_options(options, Path(source_dir) if source_dir else None)
+    except OptionError as error:
+        raise BackendError("load", f"compiler option refused: {error}") from None
+    return [option for option in normalized
+            if option.startswith(("-D", "-U", "-I")) or option == "-std=c++20"]
 
 
 def preprocess(toolchain: Toolchain, wrapper: str, source_dir: str | None,
