@@ -140,6 +140,11 @@ class AssemblyView(QWidget):
             view.centerCursor()
             self._syncing = False
 
+    @property
+    def rows(self) -> list[SassRow]:
+        """The SASS rows of the kernel shown."""
+        return list(self._rows)
+
     def highlighted_rows(self, view: QPlainTextEdit) -> list[int]:
         """Block numbers currently highlighted in a view (for checks)."""
         return [s.cursor.blockNumber() for s in view.extraSelections()]

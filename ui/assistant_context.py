@@ -58,6 +58,5 @@ def gather_context(window: MainWindow, question: str) -> dict[str, str]:
         context["verdict"] = f"{results.status()}: {results.message.text()}\n" \
                              f"{results.details.toPlainText()}"
     context["resources"] = table_text(window.compile_pane.resources)
-    context["sass"] = window.assembly_view.mix_label.text() if window.assembly_view._rows \
-        else ""  # noqa: SLF001 - only when a listing is shown
+    context["sass"] = window.assembly_view.mix_label.text() if window.assembly_view.rows else ""
     return {key: value for key, value in context.items() if value}

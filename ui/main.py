@@ -41,7 +41,7 @@ def application() -> QApplication:
 def _busiest_line(window: MainWindow) -> int:
     """The source line with the most SASS instructions (what a screenshot should highlight)."""
     counts: dict[int, int] = {}
-    for row in window.assembly_view._rows:  # noqa: SLF001 - read-only look for the screenshot
+    for row in window.assembly_view.rows:
         if row.line:
             counts[row.line] = counts.get(row.line, 0) + 1
     return max(counts, key=lambda line: counts[line]) if counts else 0

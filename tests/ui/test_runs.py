@@ -188,9 +188,9 @@ def test_source_lines_and_sass_select_each_other(qtbot: Any, window: MainWindow,
     editor.go_to(19)  # c[i] = a[i] + b[i];  (Scintilla reports the caret move when idle)
     qtbot.waitUntil(lambda: bool(view.highlighted_rows(view.sass_view)), timeout=5000)
     rows = view.highlighted_rows(view.sass_view)
-    assert rows and all(view._rows[r].line == 19 for r in rows)  # noqa: SLF001
+    assert rows and all(view.rows[r].line == 19 for r in rows)
     assert view.highlighted_rows(view.ptx_view)
-    other = next(i for i, row in enumerate(view._rows) if row.line == 14)  # noqa: SLF001
+    other = next(i for i, row in enumerate(view.rows) if row.line == 14)
     cursor = view.sass_view.textCursor()
     cursor.setPosition(view.sass_view.document().findBlockByNumber(other).position())
     view.sass_view.setTextCursor(cursor)
