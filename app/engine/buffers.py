@@ -67,14 +67,17 @@ def _generate(init: str, shape: tuple[int, ...], dtype: DType,
     if not dtype.is_float:
         low = 0 if np.issubdtype(dtype.numpy, np.unsignedinteger) else -8
         return _integers(rng, low, low + 15, shape, dtype)
+    # Draw float32 directly where that is the target (twice as fast as float64 then a cast).
+    draw = np.float32 if dtype.numpy == np.float32 else np.float64
     if init == "uniform":
-        return rng.random(size=shape).astype(dtype.numpy)
-    return rng.standard_normal(size=shape).astype(dtype.numpy)
+        return rng.random(size=shape, dtype=draw).astype(dtype.numpy, copy=False)
+    return rng.standard_normal(size=shape, dtype=draw).astype(dtype.numpy, copy=False)
 
 
 def generate_inputs(spec: Spec, resolved: Resolved, seed: int, case_index: int) -> dict[str, Array]:
     """Fresh inputs for every in/inout buffer; the same seed and case always give the same."""
-    rng = np.random.default_rng([seed, case_index, 0x4B53])
+    # SFC64: the fastest of NumPy's bit generators, and as reproducible as the default.
+    rng = np.random.Generator(np.random.SFC64([seed, case_index, 0x4B53]))
     inputs = {}
     for arg in spec.args:
         if arg.kind in ("in", "inout"):
