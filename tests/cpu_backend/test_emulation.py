@@ -185,3 +185,18 @@ def test_half_scalar_parameters_and_half2_arithmetic(cpu: CpuWorker) -> None:
                   [x, y.copy(), Scalar(1.5, "float16"), Scalar(1001, "int32")])[1]
     want = (np.float64(1.5) * x.astype(np.float64) + y.astype(np.float64)).astype(np.float16)
     assert np.array_equal(out, want)
+
+
+def test_coalesced_groups_match_all_and_sixteen_bit_atomics(cpu: CpuWorker) -> None:
+    x = np.random.default_rng(6).integers(0, 100, 64).astype(np.int32)
+    out, half_sum, countdown = cpu.run("warp.cu", "odds_and_ends", (1,), (64,), [
+        x, np.zeros(128, np.int32), np.zeros(1, np.float16), np.array([10], np.uint32)])[1:]
+    for warp in range(2):
+        lanes = np.arange(32 * warp, 32 * warp + 32)
+        even = lanes[x[lanes] % 2 == 0]
+        want = np.full(32, -1)
+        want[even - 32 * warp] = x[even[0]] * 1000 + np.arange(even.size) * 10 + 1
+        assert np.array_equal(out[lanes], want)
+    assert (out[64:] == 1 + 2 + 4).all()
+    assert half_sum[0] == np.float16(32.0)  # 64 exact additions of 0.5
+    assert countdown[0] == (10 - 64) % 1001  # atomicDec wraps from 0 to the limit

@@ -72,3 +72,26 @@ extern "C" __global__ void tiles(const int* in, int* out, int n)
         block.sync();
     }
 }
+
+// Coalesced groups, __match_all_sync, and 16-bit and scoped atomics.
+#include <cuda_fp16.h>
+
+extern "C" __global__ void odds_and_ends(const int* in, int* out, __half* half_sum,
+                                         unsigned int* countdown)
+{
+    int t = threadIdx.x;
+    int lane = t % 32;
+    out[t] = -1;
+    if (in[t] % 2 == 0) {
+        cg::coalesced_group even = cg::coalesced_threads();
+        // Rank 0 of the converged lanes hands its value to every member.
+        out[t] = even.shfl(in[t], 0) * 1000 + (int)even.thread_rank() * 10 + (int)(even.size() > 0);
+    }
+    int all_same = 0;
+    unsigned int mask = __match_all_sync(0xffffffffu, lane < 64 ? 7 : lane, &all_same);
+    int differ = 0;
+    unsigned int none = __match_all_sync(0xffffffffu, lane, &differ);
+    out[blockDim.x + t] = (int)(mask == 0xffffffffu) + 2 * all_same + 4 * (none == 0u) + 8 * differ;
+    atomicAdd(half_sum, __float2half(0.5f));
+    atomicDec_block(countdown, 1000u);
+}

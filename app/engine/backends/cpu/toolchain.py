@@ -144,8 +144,8 @@ def host_options(options: list[str], source_dir: str | None) -> list[str]:
     (-O3, -lineinfo, --use_fast_math, --ftz, ...) tune GPU code generation and are ignored."""
     if not options:
         return []
-    from app.compile.options import check_options  # the same allowlist as the GPU compile
     from app.compile.model import OptionError
+    from app.compile.options import check_options  # the same allowlist as the GPU compile
 
     try:
         normalized = check_options(options, Path(source_dir) if source_dir else None)
