@@ -93,3 +93,8 @@ def test_static_shared_memory_counts_against_the_launch_limit(cpu: CpuWorker) ->
     assert (out == 1.0).all()
     with pytest.raises(LaunchFailed, match="too much shared memory"):
         cpu.run("shared_limit_over.cu", "over", (1,), (64,), [np.zeros(64, np.float32)])
+
+
+def test_a_pointer_made_from_a_32_bit_value_faults(cpu: CpuWorker) -> None:
+    message = _crash(cpu, "small_pointer", [np.zeros(4, np.float32), Scalar(4, "int32")])
+    assert "a 32-bit value used as a pointer" in message

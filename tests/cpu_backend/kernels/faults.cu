@@ -65,3 +65,12 @@ extern "C" __global__ void plain(float* c)
 {
     c[threadIdx.x] = 3.0f;
 }
+
+// A pointer made from a 32-bit value.
+extern "C" __global__ void small_pointer(float* c, int n)
+{
+    unsigned int address = 0x12345678u + (unsigned int)n;
+    if (threadIdx.x == 0) {
+        *(float*)(unsigned long long)address = c[0];
+    }
+}

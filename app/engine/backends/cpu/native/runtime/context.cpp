@@ -75,7 +75,7 @@ StackPool::StackPool() {
     void* raw = mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                      -1, 0);
     if (raw == MAP_FAILED) {
-        abort();
+        ks_trap("cannot reserve address space for fiber stacks (out of memory)");
     }
     uintptr_t aligned = ((uintptr_t)raw + kStackSize - 1) & ~(uintptr_t)(kStackSize - 1);
     base_ = reinterpret_cast<char*>(aligned);
@@ -105,7 +105,7 @@ char* StackPool::take_fresh() {
     ++used_;
     if (mprotect(slot, kPage, PROT_READ | PROT_WRITE) != 0 ||
         mprotect(slot + 2 * kPage, kStackSize - 2 * kPage, PROT_READ | PROT_WRITE) != 0) {
-        abort();
+        ks_trap("cannot map a fiber stack (out of memory, or too many memory mappings)");
     }
     return slot;
 }

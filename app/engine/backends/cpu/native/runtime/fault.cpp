@@ -82,9 +82,26 @@ const char* signal_text(int sig, const siginfo_t* si) {
     }
 }
 
+// Nothing of a 64-bit process normally lives in the first 4 GiB; reserving that range keeps it
+// so, and any pointer made from a 32-bit value (an index, a truncated address) faults.
+constexpr uintptr_t kLowStart = 0x10000, kLowEnd = 1ull << 32;
+
+void reserve_low_memory() {
+#ifdef MAP_FIXED_NOREPLACE
+    void* want = reinterpret_cast<void*>(kLowStart);
+    void* got = mmap(want, kLowEnd - kLowStart, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got != MAP_FAILED && got != want) munmap(got, kLowEnd - kLowStart);  // an old kernel
+#endif
+}
+
 void describe_address(Line& line, uintptr_t address) {
-    if (address < 65536) {
+    if (address < kLowStart) {
         line.add(" (a null or near-null pointer)");
+        return;
+    }
+    if (address < kLowEnd) {
+        line.add(" (a 32-bit value used as a pointer: not inside any buffer)");
         return;
     }
     for (const Arena& a : arenas) {
@@ -142,6 +159,7 @@ void on_fault(int sig, siginfo_t* si, void* context) {
 
 void install_fault_handlers() {
     std::call_once(installed, [] {
+        reserve_low_memory();
         struct sigaction action;
         memset(&action, 0, sizeof action);
         action.sa_sigaction = on_fault;
