@@ -200,3 +200,9 @@ def test_coalesced_groups_match_all_and_sixteen_bit_atomics(cpu: CpuWorker) -> N
     assert (out[64:] == 1 + 2 + 4).all()
     assert half_sum[0] == np.float16(32.0)  # 64 exact additions of 0.5
     assert countdown[0] == (10 - 64) % 1001  # atomicDec wraps from 0 to the limit
+
+
+def test_thousands_of_barrier_phases(cpu: CpuWorker) -> None:
+    out = cpu.run("many_barriers.cu", "many_barriers", (2,), (256,),
+                  [np.zeros(256, np.int32), Scalar(3000, "int32")])[0]
+    assert (out == 3000).all()

@@ -96,6 +96,10 @@ bool Sm::run_block(unsigned long long b, std::string& error) {
             return false;
         }
         settle(resume(&fibers[ready[head++]]));
+        if (head >= 4096 && 2 * head >= ready.size()) {  // drop the consumed part of the queue
+            ready.erase(ready.begin(), ready.begin() + (long)head);
+            head = 0;
+        }
     }
 }
 
