@@ -206,3 +206,10 @@ def test_thousands_of_barrier_phases(cpu: CpuWorker) -> None:
     out = cpu.run("many_barriers.cu", "many_barriers", (2,), (256,),
                   [np.zeros(256, np.int32), Scalar(3000, "int32")])[0]
     assert (out == 3000).all()
+
+
+def test_vector_atomics_add_every_element(cpu: CpuWorker) -> None:
+    sum4, sum2 = cpu.run("atomics.cu", "vector_atomics", (16,), (64,),
+                         [np.zeros(4, np.float32), np.zeros(2, np.float32)])
+    assert sum4.tolist() == [1024.0, 2048.0, 3072.0, 4096.0]
+    assert sum2.tolist() == [512.0, -1024.0]

@@ -31,3 +31,9 @@ extern "C" __global__ void atomics(int* i32, unsigned int* u32, unsigned long lo
     __threadfence();
     atomicExch(&i32[5], 0);
 }
+
+extern "C" __global__ void vector_atomics(float4* sum4, float2* sum2)
+{
+    atomicAdd(sum4, make_float4(1.0f, 2.0f, 3.0f, 4.0f));
+    atomicAdd_block(sum2, make_float2(0.5f, -1.0f));
+}

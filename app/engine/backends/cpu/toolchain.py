@@ -186,6 +186,7 @@ _MISSING = (
     re.compile(r"'([\w:~<>]+)' has not been declared"),
     re.compile(r"'([\w:~<>]+)' does not name a type"),
     re.compile(r"no matching function for call to '([\w:~<>]+)\("),
+    re.compile(r"there are no arguments to '([\w:~<>]+)' that depend on a template parameter"),
     re.compile(r"^(\S+): No such file or directory"),
 )
 

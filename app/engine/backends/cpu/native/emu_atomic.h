@@ -90,6 +90,15 @@ static inline __nv_bfloat162 atomicAdd(__nv_bfloat162* p, __nv_bfloat162 v) {
         p, [v](__nv_bfloat162 old) { return old + v; });
 }
 
+// Vector atomics (sm_90): each element is updated atomically, as on the GPU.
+static inline float2 atomicAdd(float2* p, float2 v) {
+    return make_float2(atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y));
+}
+static inline float4 atomicAdd(float4* p, float4 v) {
+    return make_float4(atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y), atomicAdd(&p->z, v.z),
+                       atomicAdd(&p->w, v.w));
+}
+
 // Scoped variants (_block, _system) have the same effect here: every atomic is system-wide.
 #define KS_SCOPED(NAME)                                                                     \
     template <class... A> static inline auto NAME##_block(A... a) -> decltype(NAME(a...)) { \

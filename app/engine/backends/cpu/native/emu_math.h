@@ -54,6 +54,14 @@ static inline float cospif(float x) { return cosf((float)M_PI * x); }
 static inline double sinpi(double x) { return sin(M_PI * x); }
 static inline double cospi(double x) { return cos(M_PI * x); }
 static inline void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif(x); }
+static inline float norm3df(float a, float b, float c) { return sqrtf(a * a + b * b + c * c); }
+static inline float rnorm3df(float a, float b, float c) { return 1.0f / norm3df(a, b, c); }
+static inline float norm4df(float a, float b, float c, float d) {
+    return sqrtf(a * a + b * b + c * c + d * d);
+}
+static inline float rhypotf(float a, float b) { return 1.0f / hypotf(a, b); }
+static inline double norm3d(double a, double b, double c) { return sqrt(a * a + b * b + c * c); }
+static inline double rhypot(double a, double b) { return 1.0 / hypot(a, b); }
 static inline float normcdff(float x) { return 0.5f * erfcf(-x * (float)M_SQRT1_2); }
 static inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
 static inline float __saturatef(float x) { return x != x ? 0.0f : fminf(fmaxf(x, 0.0f), 1.0f); }
