@@ -1,6 +1,7 @@
 """The Spec panel: a form over the kernel's spec TOML that validates as you type.
 
-It reads and writes the same file the CLI uses (save goes through app.spec_toml, atomically).
+It reads and writes the same file the CLI uses (save goes through app.spec_edit, atomically,
+rewriting only the values that changed so the file's comments survive).
 Problems from app.spec are listed by field, and the fields they name are outlined in red.
 """
 
@@ -310,13 +311,14 @@ class SpecPanel(QWidget):
                                                             else ""))
 
     def save(self) -> bool:
-        """Write the form to the spec file (atomically); refused while the form has problems."""
+        """Write the form to the spec file (atomically), keeping the file's comments and layout
+        (templates are commented for learners); refused while the form has problems."""
         if self.path is None or self.validate_now() or self._spec is None:
             return False
-        from app.spec_toml import save_spec
+        from app.spec_edit import save_spec_keeping_layout
 
         try:
-            save_spec(self._spec, self.path)
+            save_spec_keeping_layout(self._spec, self.path)
         except OSError as error:
             self.status.setText(f"Could not save {self.path}: {error.strerror}. Your edits are "
                                 "still in the form.")
