@@ -54,16 +54,21 @@ def sass_rows_for_line(rows: Sequence[SassRow], line: int, source: str = "") -> 
     return [i for i, row in enumerate(rows) if row.line == line and same_file(row.file, source)]
 
 
-def ptx_source_lines(ptx: str, source: str = "") -> list[int]:
-    """For each PTX line, the source line of the last `.loc` before it (0 when none)."""
-    files: dict[str, str] = {}
+def ptx_files(ptx: str) -> dict[str, str]:
+    """The `.file` table of a PTX module: file number to path (module-level directives, which
+    one kernel's PTX cut out of the module does not carry)."""
+    return {m.group(1): m.group(2) for m in map(_FILE.match, ptx.splitlines()) if m}
+
+
+def ptx_source_lines(ptx: str, source: str = "", files: dict[str, str] | None = None) -> list[int]:
+    """For each PTX line, the source line of the last `.loc` before it (0 when none); `files`
+    is the module's `.file` table when `ptx` is one kernel's part of it."""
+    table = {**(files or {}), **ptx_files(ptx)}
     current = 0
     lines = []
     for text in ptx.splitlines():
-        if match := _FILE.match(text):
-            files[match.group(1)] = match.group(2)
-        elif match := _LOC.match(text):
-            name = files.get(match.group(1), "")
+        if match := _LOC.match(text):
+            name = table.get(match.group(1), "")
             current = int(match.group(2)) if same_file(name, source) else 0
         lines.append(current)
     return lines

@@ -1,12 +1,14 @@
 """PTX and SASS views with source correlation and an instruction-mix summary.
 
-Selecting a source line highlights the instructions made from it; clicking an instruction asks
-the editor to show its source line (sourceLineRequested).
+Both views show the kernel chosen in the kernel box (shown when a file has several kernels):
+its SASS listing and its own part of the module's PTX, not the whole module. Selecting a source
+line highlights the instructions made from it; clicking an instruction asks the editor to show
+its source line (sourceLineRequested).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -25,6 +27,7 @@ from PySide6.QtWidgets import (
 from ui.assembly_model import (
     SassRow,
     mix_text,
+    ptx_files,
     ptx_mix,
     ptx_source_lines,
     sass_mix,
@@ -43,6 +46,17 @@ def _code_view() -> QPlainTextEdit:
     return view
 
 
+def _in_file_order(names: list[str], module_ptx: str) -> list[str]:
+    """Kernel names in the order their PTX appears (the source's order; the cubin lists them
+    the other way round); names without PTX go last."""
+    def position(name: str) -> int:
+        """Where the kernel's `.entry` is in the module, or past the end."""
+        found = module_ptx.find(f".entry {name}(")
+        return found if found >= 0 else len(module_ptx)
+
+    return sorted(names, key=position)
+
+
 class AssemblyView(QWidget):
     """Kernel selector, mix summary, and SASS and PTX tabs."""
 
@@ -52,6 +66,7 @@ class AssemblyView(QWidget):
         """Empty until show_assembly()."""
         super().__init__(parent)
         self.kernel_box = QComboBox()
+        self.kernel_label = QLabel("Kernel:")
         self.mix_label = QLabel("Build to see PTX and SASS.")
         self.sass_view = _code_view()
         self.ptx_view = _code_view()
@@ -60,6 +75,8 @@ class AssemblyView(QWidget):
         self._rows: list[SassRow] = []
         self._ptx_lines: list[int] = []
         self._ptx = ""
+        self._module_ptx = ""
+        self._ptx_by_kernel: dict[str, str] = {}
         self._source = ""
         self._syncing = False
         self.highlight = QColor("#3d5a3d")
@@ -68,7 +85,7 @@ class AssemblyView(QWidget):
     def _build(self) -> None:
         """Selector and summary over the two views."""
         top = QHBoxLayout()
-        top.addWidget(QLabel("Kernel:"))
+        top.addWidget(self.kernel_label)
         top.addWidget(self.kernel_box, 1)
         self.tabs.addTab(self.sass_view, "SASS")
         self.tabs.addTab(self.ptx_view, "PTX")
@@ -82,26 +99,40 @@ class AssemblyView(QWidget):
         self.sass_view.cursorPositionChanged.connect(self._sass_clicked)
         self.ptx_view.cursorPositionChanged.connect(self._ptx_clicked)
 
-    def show_assembly(self, ptx: str, sass: dict[str, Sequence[dict[str, Any]]],
-                      source: str = "") -> None:
-        """Show a build's PTX and per-kernel SASS; `source` names the edited file."""
+    def show_assembly(self, ptx: str, sass: Mapping[str, Sequence[dict[str, Any]]],
+                      source: str = "",
+                      ptx_by_kernel: Mapping[str, str | None] | None = None) -> None:
+        """Show a build: the module's PTX, each kernel's PTX (`ptx_by_kernel`, cut out of the
+        module by app.compile.ptx_function) and SASS; `source` names the edited file."""
         self._source = source
-        self._ptx = ptx or ""
-        self._ptx_lines = ptx_source_lines(self._ptx, source)
+        self._module_ptx = ptx or ""
+        self._ptx_by_kernel = {name: text for name, text in (ptx_by_kernel or {}).items() if text}
         self._sass = {name: sass_rows(rows) for name, rows in sass.items()}
+        names = _in_file_order(list(dict.fromkeys([*self._sass, *self._ptx_by_kernel])),
+                               self._module_ptx)
         self._syncing = True
-        self.ptx_view.setPlainText(self._ptx or "(no PTX)")
         self.kernel_box.clear()
-        self.kernel_box.addItems(list(self._sass))
+        self.kernel_box.addItems(names)
         self._syncing = False
+        # A chooser only when there is a choice to make.
+        self.kernel_box.setVisible(len(names) > 1)
+        self.kernel_label.setVisible(len(names) > 1)
         self._show_kernel(self.kernel_box.currentText())
 
+    def kernels(self) -> list[str]:
+        """The kernels of the build shown, in the file's order."""
+        return [self.kernel_box.itemText(i) for i in range(self.kernel_box.count())]
+
     def _show_kernel(self, name: str) -> None:
-        """Fill the SASS view with one kernel's listing."""
+        """Fill both views with one kernel: its SASS listing and its PTX (the whole module when
+        its own part is unknown)."""
         self._rows = self._sass.get(name, [])
+        self._ptx = self._ptx_by_kernel.get(name) or self._module_ptx
+        self._ptx_lines = ptx_source_lines(self._ptx, self._source, ptx_files(self._module_ptx))
         self._syncing = True
         lines = [f"/*{row.offset:04x}*/  {row.text}" for row in self._rows]
         self.sass_view.setPlainText("\n".join(lines) if lines else "(no SASS)")
+        self.ptx_view.setPlainText(self._ptx or "(no PTX)")
         self._syncing = False
         self._update_mix()
 

@@ -89,6 +89,12 @@ def _sass(compile_api: Any, result: Any, name: str) -> list[Any]:
         return []
 
 
+def _ptx_function(compile_api: Any, result: Any, name: str) -> str | None:
+    """One kernel's part of the module's PTX (None when it cannot be cut out)."""
+    function = getattr(compile_api, "ptx_function", None)
+    return function(result, name) if function is not None else None
+
+
 def run_compile(request: dict[str, Any]) -> dict[str, Any]:
     """compile_source on the request's text, plus SASS listings and occupancy per kernel."""
     compile_api = _optional_module("app.compile")
@@ -100,10 +106,11 @@ def run_compile(request: dict[str, Any]) -> dict[str, Any]:
                    filename=request["filename"], folder=Path(request["folder"]), arch=arch,
                    options=tuple(request.get("options", ())))
     data: dict[str, Any] = json.loads(json.dumps(result, default=_plain))
-    data["sass"], data["occupancy"] = {}, {}
+    data["sass"], data["occupancy"], data["ptx_functions"] = {}, {}, {}
     if getattr(result, "ok", False):
         for kernel in getattr(result, "kernels", []):
             data["sass"][kernel.name] = _sass(compile_api, result, kernel.name)
+            data["ptx_functions"][kernel.name] = _ptx_function(compile_api, result, kernel.name)
             data["occupancy"][kernel.name] = _occupancy(compile_api, kernel, request,
                                                         getattr(result, "arch", arch))
     return json.loads(json.dumps(data, default=_plain))  # type: ignore[no-any-return]

@@ -357,7 +357,8 @@ class MainWindow(QMainWindow):
         if editor is not None:
             editor.set_diagnostics([d for d in items if same_file(d.file, snapshot.filename)])
         ptx = data.get("ptx") if isinstance(data.get("ptx"), str) else ""
-        self.assembly_view.show_assembly(str(ptx), data.get("sass") or {}, snapshot.filename)
+        self.assembly_view.show_assembly(str(ptx), data.get("sass") or {}, snapshot.filename,
+                                         data.get("ptx_functions") or {})
         self._assembly_buffer = snapshot.buffer_id
         level = "info" if data.get("ok") else "error"
         self.report(level, self.compile_pane.summary.text(),
