@@ -1,8 +1,14 @@
-"""A long core job in a child process, driven by QProcess events (no thread, never blocking).
+"""The GUI's long-lived job process, driven by QProcess events (no thread, never blocking).
 
 The child is `python -m ui.job_runner` by default (any program speaking its JSON lines works).
-Cancel really stops the work: SIGTERM lets the core cancel cooperatively and kill its worker;
-if the child is still there after a grace period its whole process group is killed.
+It is started on the first request and kept between requests, so its imports and its engine's
+worker (the CUDA context) stay warm. Its state is reported as it changes: stopped (no process;
+the next request starts one), starting, restarting (a fresh process after the last one was
+cancelled or died), idle (warm, waiting) and busy.
+
+Cancel really stops the work: SIGTERM lets the core cancel cooperatively and kill its worker, and
+the child then exits; if it is still there after a grace period its whole process group is
+killed. The next request starts a fresh child.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 from app.paths import ROOT
 
 GRACE_MS = 3000
+SHUTDOWN_MS = 3000
+STATES = ("stopped", "starting", "restarting", "idle", "busy")
 
 
 def runner_command() -> list[str]:
@@ -28,40 +36,71 @@ def runner_command() -> list[str]:
 
 
 class JobProcess(QObject):
-    """One job at a time; signals report progress and the outcome on the GUI thread."""
+    """One job at a time in a kept child; signals report progress, outcomes and the state."""
 
     started = Signal(str)
     progress = Signal(str, float)
     finished = Signal(str, object)
     failed = Signal(str, str, str)
+    stateChanged = Signal(str)
 
     def __init__(self, parent: QObject | None = None,
                  command: Sequence[str] | None = None) -> None:
-        """Nothing runs until start()."""
+        """Nothing runs until the first start()."""
         super().__init__(parent)
         self.command = list(command or runner_command())
         self.kind = ""
+        self.state = "stopped"
+        self.starts = 0
         self._process: QProcess | None = None
+        self._ready = False
         self._buffer = b""
-        self._outcome: tuple[str, Any] | None = None
+        self._job_id = 0
+        self._job_running = False
         self._cancelled = False
         self._kill_timer = QTimer(self, singleShot=True, interval=GRACE_MS)
         self._kill_timer.timeout.connect(self._kill_group)
 
     @property
     def running(self) -> bool:
-        """Whether a child is alive."""
-        return self._process is not None
+        """Whether a job is under way."""
+        return self._job_running
+
+    @property
+    def warm(self) -> bool:
+        """Whether a child is alive and ready for the next request."""
+        return self._process is not None and self._ready
 
     def pid(self) -> int:
         """The child's process id (0 when none)."""
         return int(self._process.processId()) if self._process is not None else 0
 
+    def _set_state(self, state: str) -> None:
+        """Record and announce a state change."""
+        if state != self.state:
+            self.state = state
+            self.stateChanged.emit(state)
+
+    # -- requests -----------------------------------------------------------------------------
+
     def start(self, kind: str, request: dict[str, Any]) -> bool:
-        """Start a job; False when one is already running."""
-        if self._process is not None:
+        """Send a job to the child (starting it if needed); False when one is already running."""
+        if self._job_running:
             return False
-        self.kind, self._buffer, self._outcome, self._cancelled = kind, b"", None, False
+        if self._process is None:
+            self._launch()
+        assert self._process is not None
+        self._job_id += 1
+        self.kind, self._job_running, self._cancelled = kind, True, False
+        line = json.dumps({"id": self._job_id, "kind": kind, **request}) + "\n"
+        self._process.write(line.encode())  # buffered until the child has started
+        if self._ready:
+            self._set_state("busy")
+        self.started.emit(kind)
+        return True
+
+    def _launch(self) -> None:
+        """Start a child; it says "ready" once its imports are done."""
         process = QProcess(self)
         process.setProgram(self.command[0])
         process.setArguments(self.command[1:])
@@ -71,12 +110,10 @@ class JobProcess(QObject):
         process.readyReadStandardOutput.connect(self._read)
         process.finished.connect(self._on_finished)
         process.errorOccurred.connect(self._on_error)
-        self._process = process
+        self._process, self._ready, self._buffer = process, False, b""
+        self._set_state("restarting" if self.starts else "starting")
+        self.starts += 1
         process.start()
-        process.write((json.dumps({"kind": kind, **request}) + "\n").encode())
-        process.closeWriteChannel()
-        self.started.emit(kind)
-        return True
 
     def _environment(self) -> QProcessEnvironment:
         """The GUI's environment with the checkout importable."""
@@ -85,9 +122,12 @@ class JobProcess(QObject):
         environment.insert("PYTHONPATH", os.pathsep.join(p for p in paths if p))
         return environment
 
+    # -- cancelling and stopping --------------------------------------------------------------
+
     def cancel(self) -> None:
-        """Stop the job: terminate now, kill the process group after a grace period."""
-        if self._process is None:
+        """Stop the running job: terminate the child now, kill its group after a grace period.
+        The outcome ("cancelled") is reported when the child has exited."""
+        if self._process is None or not self._job_running:
             return
         self._cancelled = True
         self._process.terminate()
@@ -104,6 +144,23 @@ class JobProcess(QObject):
         if self._process is not None:
             self._process.kill()
 
+    def shutdown(self) -> None:
+        """End the child (the window is closing): end of input lets it close its engine and
+        workers; a child that does not exit in time is killed with its group."""
+        process = self._process
+        if process is None:
+            return
+        self._cancelled = self._job_running
+        if self._job_running:
+            self._kill_group()
+        else:
+            process.closeWriteChannel()
+            if not process.waitForFinished(SHUTDOWN_MS):
+                self._kill_group()
+        process.waitForFinished(2000)
+
+    # -- the child's messages -----------------------------------------------------------------
+
     def _read(self) -> None:
         """Parse complete JSON lines from the child's stdout."""
         if self._process is None:
@@ -114,61 +171,65 @@ class JobProcess(QObject):
             self._handle(line)
 
     def _handle(self, line: bytes) -> None:
-        """One message: progress is forwarded now, the outcome when the child exits."""
+        """One message: ready, progress or the outcome of the current job."""
         try:
             message = json.loads(line)
         except json.JSONDecodeError:
             return
         event = message.get("event")
+        if event == "ready":
+            self._ready = True
+            self._set_state("busy" if self._job_running else "idle")
+            return
+        if message.get("id") != self._job_id or not self._job_running or self._cancelled:
+            return  # stale, or a job being cancelled: its outcome is "cancelled" at exit
         if event == "progress":
             fraction = message.get("fraction")
             self.progress.emit(str(message.get("text", "")),
                                float(fraction) if isinstance(fraction, int | float) else -1.0)
         elif event == "result":
-            self._outcome = ("result", message.get("data"))
+            self._end_job(("result", message.get("data")))
         elif event == "error":
-            self._outcome = ("error", (str(message.get("message", "")),
-                                       str(message.get("hint", ""))))
+            self._end_job(("error", (str(message.get("message", "")),
+                                     str(message.get("hint", "")))))
 
-    def _on_error(self, error: QProcess.ProcessError) -> None:
-        """The child could not start at all."""
-        if error == QProcess.ProcessError.FailedToStart:
-            self._outcome = ("error", (f"could not start {self.command[0]}",
-                                       "Is the Python environment intact? Try "
-                                       "`kernel-studio doctor`."))
-            self._finish()
-
-    def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
-        """The child exited: report its outcome (or why there is none)."""
-        self._read()
-        if self._outcome is None:
-            reason = "cancelled" if self._cancelled else (
-                f"the job process exited unexpectedly (code {code})")
-            self._outcome = ("error", (reason, ""))
-        self._finish()
-
-    def _finish(self) -> None:
-        """Emit the outcome once and forget the child."""
-        self._kill_timer.stop()
-        process, self._process = self._process, None
-        if process is not None:
-            process.deleteLater()
-        outcome, self._outcome = self._outcome, None
-        if outcome is None:
-            return
+    def _end_job(self, outcome: tuple[str, Any]) -> None:
+        """Report a job's outcome; the child stays, idle and warm."""
+        self._job_running = False
+        self._set_state("idle" if self._ready else self.state)
         kind, value = outcome
-        if self._cancelled:
-            self.failed.emit(self.kind, "cancelled", "")
-        elif kind == "result":
+        if kind == "result":
             self.finished.emit(self.kind, value)
         else:
             self.failed.emit(self.kind, value[0], value[1])
 
-    def shutdown(self) -> None:
-        """Stop any job at once and wait for the child (the window is closing)."""
-        process = self._process
-        if process is None:
+    def _on_error(self, error: QProcess.ProcessError) -> None:
+        """The child could not start at all."""
+        if error != QProcess.ProcessError.FailedToStart:
             return
-        self._cancelled = True
-        self._kill_group()
-        process.waitForFinished(2000)
+        self._forget_process()
+        if self._job_running:
+            self._job_running = False
+            self.failed.emit(self.kind, f"could not start {self.command[0]}",
+                             "Is the Python environment intact? Try `kernel-studio doctor`.")
+
+    def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
+        """The child exited: after a cancel, or unexpectedly (then a running job fails)."""
+        self._read()
+        self._forget_process()
+        if not self._job_running:
+            return
+        self._job_running = False
+        if self._cancelled:
+            self.failed.emit(self.kind, "cancelled", "")
+        else:
+            self.failed.emit(self.kind, f"the job process exited unexpectedly (code {code})",
+                             "The next run starts a fresh one.")
+
+    def _forget_process(self) -> None:
+        """Drop the ended child; the next request starts another."""
+        self._kill_timer.stop()
+        process, self._process, self._ready = self._process, None, False
+        if process is not None:
+            process.deleteLater()
+        self._set_state("stopped")

@@ -1,10 +1,16 @@
-"""`python -m ui.job_runner`: runs one long core job (compile, verify, bench) for the GUI.
+"""`python -m ui.job_runner`: the GUI's long-lived job process (compile, verify, bench).
 
-No Qt here. The GUI starts this module with QProcess, writes one JSON request to its stdin and
-reads JSON lines from its stdout: {"event": "progress", "text": ...}, then one
-{"event": "result", "data": {...}} or {"event": "error", "message": ..., "hint": ...}.
+No Qt here. The GUI starts this module with QProcess and keeps it: it reads one JSON request per
+line on stdin ({"id": ..., "kind": ...}) and answers with JSON lines on stdout, each carrying the
+request's id: {"event": "progress", "text": ...}, then one {"event": "result", "data": {...}} or
+{"event": "error", "message": ..., "hint": ...}. It says {"event": "ready"} once its imports are
+done. Between requests it keeps an app.engine.verify.Engine, so the worker process (the CUDA
+context, about 2 s to start on a GPU) and the imports stay warm from one run to the next.
+
 It runs in its own process group, so the GUI's Cancel can stop it and anything it started:
-SIGTERM first (the core cancels cooperatively and kills its worker), SIGKILL to the group after.
+SIGTERM first (the core cancels cooperatively and kills its worker, then this process exits),
+SIGKILL to the group after a grace period. The GUI starts a fresh one for the next request.
+End of input (the GUI closing) closes the engine and exits.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from typing import Any
 from app import offline
 
 CANCEL = threading.Event()
+# The request being answered: every event carries its id, so the GUI can drop stale ones.
+CURRENT: dict[str, Any] = {"id": None}
 # True while a core call that honours CANCEL runs: then SIGTERM only sets the event, so the core
 # can kill its own worker before returning a "cancelled" result.
 COOPERATIVE = threading.Event()
@@ -33,7 +41,7 @@ _OUT = sys.stdout
 
 def emit(event: str, **fields: Any) -> None:
     """Write one JSON line for the GUI."""
-    _OUT.write(json.dumps({"event": event, **fields}, default=_plain) + "\n")
+    _OUT.write(json.dumps({"event": event, "id": CURRENT["id"], **fields}, default=_plain) + "\n")
     _OUT.flush()
 
 
@@ -48,6 +56,26 @@ def _plain(value: Any) -> Any:
     if isinstance(value, set | frozenset | tuple):
         return list(value)
     return str(value)
+
+
+class Warm:
+    """What stays loaded between requests: the engine with its workers."""
+
+    engine: Any = None
+
+    @classmethod
+    def get(cls) -> Any:
+        """The engine, created on first use (verify and bench share it)."""
+        if cls.engine is None:
+            cls.engine = importlib.import_module("app.engine.verify").Engine()
+        return cls.engine
+
+    @classmethod
+    def close(cls) -> None:
+        """Stop the engine's workers and remove its folder."""
+        if cls.engine is not None:
+            cls.engine.close()
+            cls.engine = None
 
 
 def _optional_module(name: str) -> Any:
@@ -130,20 +158,25 @@ def run_verify(request: dict[str, Any]) -> dict[str, Any]:
         backend=request.get("backend") or "auto", sanitize=request.get("sanitize"),
         timeout=float(request.get("timeout") or 10.0), arch=request.get("arch"))
     COOPERATIVE.set()
-    verdict = verify_api.verify_file(request["spec_path"], options, cancel=CANCEL,
-                                     progress=_progress)
+    verdict = verify_api.verify_file(request["spec_path"], options, engine=Warm.get(),
+                                     cancel=CANCEL, progress=_progress)
     return json.loads(json.dumps(verdict.to_json(), default=_plain))  # type: ignore[no-any-return]
 
 
 def run_bench(request: dict[str, Any]) -> dict[str, Any]:
-    """bench_file on the request's spec: the report's JSON (its "charts" hold plain arrays)."""
+    """bench_file on the request's spec with the request's options (budget, mode, sweep,
+    baseline): the report's JSON (its "charts" hold plain arrays)."""
     bench_api = _optional_module("app.engine.bench")
     function = getattr(bench_api, "bench_file", None) if bench_api else None
     if function is None:
         raise LookupError("timing is not available in this build yet (app.engine.bench)")
+    from ui.bench_options import options_from_json
+
     COOPERATIVE.set()
-    options = bench_api.BenchOptions(backend=request.get("backend") or "auto")
-    report = function(request["spec_path"], options, cancel=CANCEL, progress=_progress)
+    options = options_from_json(request.get("options") or {},
+                                backend=request.get("backend") or "auto")
+    report = function(request["spec_path"], options, engine=Warm.get(), cancel=CANCEL,
+                      progress=_progress)
     data = report.to_json() if hasattr(report, "to_json") else report
     data = json.loads(json.dumps(data, default=_plain))
     if hasattr(report, "describe"):
@@ -165,20 +198,14 @@ def _on_terminate(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
 
-def main() -> int:
-    """Read the request, run the job, print the outcome; exit 0 unless the runner itself broke."""
-    with contextlib.suppress(OSError):
-        os.setpgid(0, 0)
-    offline.enforce()
-    signal.signal(signal.SIGTERM, _on_terminate)
-    # Anything the core prints must not corrupt the JSON lines on our stdout.
-    sys.stdout = sys.stderr
+def answer(request: dict[str, Any]) -> None:
+    """Run one request and print its outcome (never raises, except for a cancel while idle)."""
+    CURRENT["id"] = request.get("id")
     try:
-        request = json.loads(sys.stdin.readline() or "{}")
         job = JOBS.get(str(request.get("kind")))
         if job is None:
             emit("error", message=f"unknown job {request.get('kind')!r}", hint="")
-            return 2
+            return
         emit("result", data=job(request))
     except KeyboardInterrupt:
         emit("error", message="cancelled", hint="")
@@ -187,6 +214,47 @@ def main() -> int:
              "matching kernel-studio command to see what is missing.")
     except Exception as error:  # noqa: BLE001 - report every failure to the GUI, never hang it
         emit("error", message=f"{type(error).__name__}: {error}", hint="See the Messages pane.")
+    finally:
+        COOPERATIVE.clear()
+
+
+def _warm_up() -> None:
+    """Import what every run needs now, while the user is still typing."""
+    for name in ("app.engine.verify", "app.engine.bench"):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+def serve(lines: Any) -> None:
+    """Answer requests until the input ends or a request is cancelled."""
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        answer(request if isinstance(request, dict) else {})
+        if CANCEL.is_set():  # the worker may hold a broken context: the GUI starts afresh
+            return
+
+
+def main() -> int:
+    """Serve requests; exit 0 unless the runner itself broke."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    offline.enforce()
+    signal.signal(signal.SIGTERM, _on_terminate)
+    # Anything the core prints must not corrupt the JSON lines on our stdout.
+    sys.stdout = sys.stderr
+    try:
+        _warm_up()
+        emit("ready", pid=os.getpid())
+        serve(iter(sys.stdin.readline, ""))
+    except KeyboardInterrupt:  # cancelled while idle or starting: nothing to report
+        pass
+    finally:
+        Warm.close()
     return 0
 
 

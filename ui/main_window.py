@@ -144,6 +144,7 @@ class MainWindow(QMainWindow):
         self.assistant_pane.stopRequested.connect(
             lambda: self.assistant.stop() if self.assistant else None)
         self.runner.busy.connect(self._busy)
+        self.runner.workerState.connect(self.status.set_worker_state)
         self.runner.progress.connect(self.status.set_progress)
         self.runner.built.connect(self._built)
         self.runner.verified.connect(self._verified)

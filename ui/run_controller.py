@@ -50,6 +50,7 @@ class RunController(QObject):
     """Starts jobs and re-emits their outcomes with what they were started from."""
 
     busy = Signal(object)
+    workerState = Signal(str)
     progress = Signal(str, float)
     built = Signal(object, object)
     verified = Signal(object)
@@ -63,6 +64,7 @@ class RunController(QObject):
         self.timeout = 10.0
         self.job = JobProcess(self)
         self.job.progress.connect(self.progress)
+        self.job.stateChanged.connect(self.workerState)
         self.job.finished.connect(self._finished)
         self.job.failed.connect(self._failed)
         self._build: BuildSnapshot | None = None
@@ -91,9 +93,14 @@ class RunController(QObject):
         return self._start("verify", {"spec_path": str(spec_path), "backend": self.backend,
                                       "sanitize": sanitize, "timeout": self.timeout})
 
-    def bench(self, spec_path: Path) -> bool:
-        """Time a saved spec's kernel."""
-        return self._start("bench", {"spec_path": str(spec_path), "backend": self.backend})
+    def bench(self, spec_path: Path, options: Any = None) -> bool:
+        """Time a saved spec's kernel; `options` (an app.engine.bench.BenchOptions) sets the
+        budget, cold or hot timing, a sweep and a baseline (--vs)."""
+        from ui.bench_options import options_to_json
+
+        request = {"spec_path": str(spec_path), "backend": self.backend,
+                   "options": options_to_json(options) if options is not None else {}}
+        return self._start("bench", request)
 
     def _start(self, kind: str, request: dict[str, Any]) -> bool:
         """Start a job unless one is running."""

@@ -7,6 +7,13 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWi
 
 from app import offline
 
+WORKER_TIPS = {
+    "stopped": "No job process is running; the next build, verify or bench starts one.",
+    "starting": "Starting the job process (imports, then the worker on the first run).",
+    "restarting": "Starting a fresh job process: the last one was cancelled or ended.",
+    "idle": "The job process is warm: the next run reuses its imports and worker.",
+    "busy": "The job process is running a job; Cancel stops it.",
+}
 BADGE_STYLE = "QLabel {{ border-radius: 3px; padding: 1px 6px; color: white; background: {}; }}"
 
 
@@ -28,6 +35,8 @@ class StudioStatusBar(QStatusBar):
         self.cancel_button.setFlat(True)
         self.cancel_button.clicked.connect(self.cancelRequested)
         self.worker_label = QLabel("worker: idle")
+        self._worker_state = "stopped"
+        self._busy: str | None = None
         self.backend_label = QLabel("backend: detecting\u2026")
         self.offline_label = QLabel()
         for widget in (self.position_label, self.progress, self.cancel_button,
@@ -64,8 +73,26 @@ class StudioStatusBar(QStatusBar):
             self.progress.setValue(round(100 * min(fraction, 1.0)))
 
     def set_busy(self, what: str | None) -> None:
-        """Show the worker's state; a running job shows progress and a Cancel button."""
-        self.worker_label.setText(f"worker: {what}" if what else "worker: idle")
+        """A running job shows progress and a Cancel button, and its activity as the state."""
+        self._busy = what
         self.progress.setVisible(what is not None)
         self.progress.setRange(0, 0)
         self.cancel_button.setVisible(what is not None)
+        self._show_worker()
+
+    def set_worker_state(self, state: str) -> None:
+        """The job process's state: stopped, starting, restarting, idle (warm) or busy."""
+        self._worker_state = state
+        self._show_worker()
+
+    def _show_worker(self) -> None:
+        """One label for the worker: starting and restarting say so, then the activity."""
+        state, busy = self._worker_state, self._busy
+        if state in ("starting", "restarting"):
+            text = f"worker: {state}\u2026"
+        elif busy:
+            text = f"worker: {busy}"
+        else:
+            text = "worker: idle (warm)" if state == "idle" else "worker: idle"
+        self.worker_label.setText(text)
+        self.worker_label.setToolTip(WORKER_TIPS.get(state, ""))

@@ -6,84 +6,16 @@ real worker process, so a pass, a mismatch and a hang are real on a machine with
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from gui_support import BENCH, processes_tagged, selftest_kernel
 from PySide6.QtCore import Qt
 
 from ui.main_window import MainWindow
-
-SPEC = """[kernel]
-source = "k.cu"
-entry = "{entry}"
-
-[[arg]]
-name = "a"
-kind = "in"
-dtype = "float32"
-shape = ["n"]
-
-[[arg]]
-name = "c"
-kind = "out"
-dtype = "float32"
-shape = ["n"]
-
-[[arg]]
-name = "n"
-kind = "scalar"
-dtype = "int32"
-value = "n"
-
-[launch]
-grid = ["cdiv(n, 256)"]
-block = ["256"]
-
-[reference]
-python = "ref.py"
-
-[verify]
-cases = [{{ n = 1 }}, {{ n = 1025 }}]
-seeds = 2
-"""
-
-
-BENCH = """
-[bench]
-case = { n = 4096 }
-bytes = "8 * n"
-flops = "n"
-"""
-
-
-def selftest_kernel(folder: Path, entry: str, reference: str = "return {'c': a}",
-                    bench: str = "") -> Path:
-    """A kernel folder whose spec names a selftest behaviour; returns the .cu path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "k.cu").write_text("// run by the selftest backend\n__global__ void k() {}\n")
-    (folder / "ref.py").write_text(f"def reference(a, n):\n    {reference}\n")
-    (folder / "k.toml").write_text(SPEC.format(entry=entry) + bench)
-    return folder / "k.cu"
-
-
-def processes_tagged(tag: str) -> list[int]:
-    """Live processes whose environment carries this test's tag (the job and its worker)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if f"KS_TEST_TAG={tag}".encode() in environ and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def test_verify_runs_in_a_real_worker_and_shows_the_verdict(

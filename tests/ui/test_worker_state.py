@@ -1,0 +1,81 @@
+"""The job process is kept between runs: its engine's worker stays warm, the status bar shows
+its state, and Cancel still stops the work (the next run starts a fresh process)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gui_support import processes_tagged, selftest_kernel
+
+from ui.main_window import MainWindow
+
+
+@pytest.fixture
+def tagged(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A tag in the environment of every process this test starts."""
+    tag = uuid.uuid4().hex
+    monkeypatch.setenv("KS_TEST_TAG", tag)
+    return tag
+
+
+def verify_and_wait(qtbot: Any, window: MainWindow) -> dict[str, Any]:
+    """Verify the current kernel and return the verdict."""
+    with qtbot.waitSignal(window.runner.verified, timeout=60000) as blocker:
+        assert window.verify()
+    verdict: dict[str, Any] = blocker.args[0]
+    return verdict
+
+
+def test_a_second_verify_reuses_the_warm_process_and_worker(
+        qtbot: Any, window: MainWindow, tmp_path: Path, tagged: str) -> None:
+    states: list[str] = []
+    window.runner.workerState.connect(states.append)
+    window.open_files([selftest_kernel(tmp_path / "ok", "copy")])
+    window.runner.backend = "selftest"
+    assert window.status.worker_label.text() == "worker: idle"  # nothing started yet
+    assert verify_and_wait(qtbot, window)["status"] == "passed"
+    assert states == ["starting", "busy", "idle"]
+    assert window.status.worker_label.text() == "worker: idle (warm)"
+    first = set(processes_tagged(tagged))
+    assert len(first) == 2 and window.runner.job.pid() in first  # job process and its worker
+    assert verify_and_wait(qtbot, window)["status"] == "passed"
+    assert set(processes_tagged(tagged)) == first  # the same process and the same worker
+    assert states[3:] == ["busy", "idle"] and window.runner.job.starts == 1
+
+
+def test_after_a_cancel_the_next_run_restarts_the_process(
+        qtbot: Any, window: MainWindow, tmp_path: Path, tagged: str) -> None:
+    window.open_files([selftest_kernel(tmp_path / "hang", "hang")])
+    window.runner.backend = "selftest"
+    window.runner.timeout = 300.0
+    assert window.verify()
+    qtbot.waitUntil(lambda: len(processes_tagged(tagged)) >= 2, timeout=30000)
+    assert window.status.worker_label.text() == "worker: verifying\u2026"
+    with qtbot.waitSignal(window.runner.failed, timeout=10000):
+        window.status.cancel_button.click()
+    qtbot.waitUntil(lambda: not processes_tagged(tagged), timeout=10000)
+    assert window.runner.job.state == "stopped"
+    states: list[str] = []
+    window.runner.workerState.connect(states.append)
+    window.open_files([selftest_kernel(tmp_path / "ok", "copy")])
+    with qtbot.waitSignal(window.runner.verified, timeout=60000) as blocker:
+        assert window.verify()
+        assert window.status.worker_label.text() == "worker: restarting\u2026"
+    assert blocker.args[0]["status"] == "passed"
+    assert states == ["restarting", "busy", "idle"] and window.runner.job.starts == 2
+
+
+def test_closing_the_window_ends_the_warm_process_and_its_worker(
+        qtbot: Any, tmp_path: Path, prompter: Any, tagged: str) -> None:
+    main = MainWindow(settings_path=tmp_path / "s.ini", prompter=prompter, offer_recovery=False)
+    qtbot.addWidget(main)
+    main.show()
+    main.open_files([selftest_kernel(tmp_path / "ok", "copy")])
+    main.runner.backend = "selftest"
+    assert verify_and_wait(qtbot, main)["status"] == "passed"
+    assert len(processes_tagged(tagged)) == 2
+    assert main.close()
+    qtbot.waitUntil(lambda: not processes_tagged(tagged), timeout=10000)
