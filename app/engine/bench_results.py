@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from app.engine.results import BAD_INPUT, UNDECIDED, RunResult
+from app.engine.results import RunResult, exit_code_for
 from app.engine.roofline import Flag
 from app.engine.timing import STOP_WORDS, Stats
 
@@ -144,13 +144,7 @@ class BenchReport:
     @property
     def exit_code(self) -> int:
         """0 timed, 1 a kernel failed, 2 bad spec or usage, 3 could not decide (no GPU)."""
-        if self.status == "timed":
-            return 0
-        if self.status in BAD_INPUT:
-            return 2
-        if self.status in UNDECIDED:
-            return 3
-        return 1
+        return exit_code_for(self.status, "timed")
 
     def all_flags(self) -> list[Flag]:
         """The report's flags, then every point's and variant's, without repeats."""

@@ -32,6 +32,18 @@ BAD_INPUT = ("spec_error", "reference_error")
 FINDING_PRIORITY = ("guard_zone", "input_changed", "unwritten", "mismatch")
 
 
+def exit_code_for(status: str, success: str) -> int:
+    """DESIGN.md's exit codes: 0 for `success`, 2 bad spec or reference, 3 could not decide,
+    1 for every way a kernel can fail."""
+    if status == success:
+        return 0
+    if status in BAD_INPUT:
+        return 2
+    if status in UNDECIDED:
+        return 3
+    return 1
+
+
 @dataclass(frozen=True)
 class Finding:
     """One thing wrong with one buffer in one run."""
@@ -104,13 +116,7 @@ class Verdict:
     @property
     def exit_code(self) -> int:
         """DESIGN.md's exit codes: 0 passed, 1 failed, 2 bad spec, 3 undecided."""
-        if self.status == "passed":
-            return 0
-        if self.status in BAD_INPUT:
-            return 2
-        if self.status in UNDECIDED:
-            return 3
-        return 1
+        return exit_code_for(self.status, "passed")
 
     def to_json(self) -> dict[str, Any]:
         """Everything, as JSON-ready data."""
