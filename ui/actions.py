@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "build": ("&Build", "&Build", "Ctrl+B", "Compile the current file"),
     "verify": ("&Run", "&Verify", "F5", "Run the kernel against its reference"),
     "bench": ("&Run", "&Bench", "Ctrl+F5", "Time the kernel"),
+    "bench_options": ("&Run", "Bench with &options\u2026", "Ctrl+Shift+F5",
+                      "Time with a budget, cold or hot caches, a size sweep or a baseline (A/B)"),
     "memcheck": ("&Run", "Verify under &memcheck", "", "compute-sanitizer memcheck"),
     "racecheck": ("&Run", "Verify under &racecheck", "", "compute-sanitizer racecheck"),
     "cancel": ("&Run", "&Cancel", "Shift+F5", "Stop the running build, verification or timing"),
@@ -51,7 +53,8 @@ def _slots(window: MainWindow) -> dict[str, Callable[[], object]]:
         "replace": lambda: window.find_bar.open_find(True),
         "find_next": window.find_bar.find_next, "find_previous": window.find_bar.find_previous,
         "comment": window.toggle_comment, "build": window.build, "verify": window.verify,
-        "bench": window.bench, "memcheck": lambda: window.verify("memcheck"),
+        "bench": window.bench, "bench_options": window.bench_with_options,
+        "memcheck": lambda: window.verify("memcheck"),
         "racecheck": lambda: window.verify("racecheck"), "cancel": window.runner.cancel,
         "reset_layout": window.reset_layout,
     }

@@ -1,8 +1,9 @@
 """Timing results (a bench job's JSON) turned into the plain arrays the charts take.
 
 The engine's report provides the arrays itself (BenchReport.to_json()["charts"]: samples,
-sweep, roofline); this module only hands them to the charts, and adds the one thing the report
-does not carry: a bootstrap confidence interval of each variant's median, for the bars.
+sweep, roofline) and, for A/B, the ratio of medians with its bootstrap interval (shown over the
+bars); this module hands them to the charts and adds the one thing the report does not carry: a
+bootstrap confidence interval of each variant's own median, for the bars' whiskers.
 """
 
 from __future__ import annotations
@@ -14,6 +15,19 @@ import numpy as np
 
 BOOTSTRAP_RESAMPLES = 1000
 CONFIDENCE = 0.95
+
+
+def comparison_text(data: Mapping[str, Any]) -> str:
+    """The A/B comparison of the last case as the report states it (its ratio of medians with
+    the report's bootstrap interval), or '' without a baseline."""
+    points = data.get("points") or []
+    found = points[-1].get("comparison") if points else None
+    if not found:
+        return ""
+    level = float(found.get("level") or 0.95)
+    text = (f"time ratio {found['candidate']}/{found['baseline']} = {found['ratio']:.4f} "
+            f"({level:.0%} CI {found['low']:.4f}..{found['high']:.4f})")
+    return text + (": no measurable difference" if found.get("no_difference") else "")
 
 
 class ChartsLike(Protocol):
@@ -91,4 +105,5 @@ def feed_charts(charts: ChartsLike, data: Mapping[str, Any]) -> str:
         shown.append("size sweep")
     if feed_roofline(charts, arrays.get("roofline") or {}):
         shown.append("roofline")
+    charts.variants.set_note(comparison_text(data))
     return ", ".join(shown) or "no timing data in the result"

@@ -30,4 +30,6 @@ def options_from_json(data: dict[str, Any], backend: str = "auto") -> Any:
     if "sweep" in fields:
         variable, values = fields["sweep"]
         fields["sweep"] = (str(variable), list(values))
+    if "vs" in fields:
+        fields["vs"] = Path(fields["vs"])
     return dataclasses.replace(BenchOptions(backend=backend), **fields)

@@ -70,6 +70,7 @@ class CudaEditor(ScintillaEdit):
         self._version = 0
         self._last_line = 0
         self._identifiers: tuple[int, set[str]] = (-1, set())
+        self.brace_pair: tuple[int, int] | None = None  # lit brace and partner (-1: unmatched)
         set_lexer(self, lexilla.create_lexer(lexilla.Language.CPP))
         self.styles = self._set_up_words()
         self._set_up_view()
@@ -405,7 +406,8 @@ class CudaEditor(ScintillaEdit):
             self.cursorLineChanged.emit(line)
 
     def _match_braces(self) -> None:
-        """Highlight the brace at or before the caret and its partner, or flag it unmatched."""
+        """Highlight the brace at or before the caret and its partner, or flag it unmatched;
+        `brace_pair` keeps what is lit (Scintilla cannot be asked)."""
         position = int(self.currentPos())
         for candidate in (position - 1, position):
             if 0 <= candidate < self.textLength() and self.charAt(candidate) & 0xFF in BRACES:
@@ -414,8 +416,10 @@ class CudaEditor(ScintillaEdit):
                     self.braceHighlight(candidate, partner)
                 else:
                     self.braceBadLight(candidate)
+                self.brace_pair = (candidate, partner)
                 return
         self.braceHighlight(-1, -1)
+        self.brace_pair = None
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Ctrl+Space opens completion; everything else is Scintilla's."""

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QVBoxLayout, QWi
 from app.paths import data_dir
 from ui import recovery as recovery_files
 from ui.actions import install_actions
-from ui.assembly_model import same_file
 from ui.assembly_view import AssemblyView
 from ui.assistant_context import gather_context
 from ui.assistant_pane import AssistantPane
@@ -30,13 +29,14 @@ from ui.find_bar import FindBar
 from ui.message_log import MessageLog
 from ui.prompter import Prompter
 from ui.results_pane import ResultsPane
-from ui.run_controller import BuildSnapshot, RunController
+from ui.run_controller import RunController
 from ui.spec_files import source_of, spec_for
 from ui.spec_panel import SpecPanel
 from ui.status_bar import StudioStatusBar
 from ui.template_gallery import TemplateGallery
 from ui.templates import TemplateExists, create_from_template, list_templates
 from ui.theme import DEFAULT_THEME, ThemeManager
+from ui.window_runs import RunCommands
 
 DOCKS = (  # name, title, area
     ("spec", "Spec", Qt.DockWidgetArea.RightDockWidgetArea),
@@ -80,7 +80,7 @@ class MainWindow(QMainWindow):
         self.status = StudioStatusBar(self)
         self.setStatusBar(self.status)
         self._charts: Any = None
-        self._assembly_buffer = ""
+        self.runs = RunCommands(self)
         self._build_central()
         self.docks = self._build_docks()
         self.actions_by_name = install_actions(self)
@@ -135,21 +135,15 @@ class MainWindow(QMainWindow):
         self.tabs.problem.connect(lambda what, hint: self.report("error", what, hint))
         self.tabs.currentEditorChanged.connect(self._editor_changed)
         self.tabs.documentSaved.connect(self._document_saved)
-        self.compile_pane.diagnosticActivated.connect(self._go_to_diagnostic)
-        self.assembly_view.sourceLineRequested.connect(self._show_source_line)
         self.spec_panel.specSaved.connect(
             lambda path: self.report("info", f"Saved the spec {Path(path).name}"))
         self.status.cancelRequested.connect(self.runner.cancel)
         self.assistant_pane.askRequested.connect(self.ask_assistant)
         self.assistant_pane.stopRequested.connect(
             lambda: self.assistant.stop() if self.assistant else None)
-        self.runner.busy.connect(self._busy)
         self.runner.workerState.connect(self.status.set_worker_state)
         self.runner.progress.connect(self.status.set_progress)
-        self.runner.built.connect(self._built)
-        self.runner.verified.connect(self._verified)
-        self.runner.benched.connect(self._benched)
-        self.runner.failed.connect(self._job_failed)
+        self.runs.wire()
 
     def _after_show(self) -> None:
         """Work that must not delay the first paint: backend detection, crash recovery."""
@@ -191,11 +185,13 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_state)
 
     def set_theme(self, name: str) -> None:
-        """Switch theme for the application and every editor."""
+        """Switch theme for the application, every editor and the charts."""
         theme = self.themes.apply(name)
         self.tabs.theme = theme
         for editor in self.tabs.editors():
             editor.apply_theme(theme)
+        if self._charts is not None:
+            self._charts.apply_theme(theme)
 
     def charts(self) -> Any:
         """The charts pane, created (and pyqtgraph imported) on first use."""
@@ -270,7 +266,7 @@ class MainWindow(QMainWindow):
         if editor is None:
             return
         for signal, slot in ((editor.cursorMoved, self.status.set_position),
-                             (editor.cursorLineChanged, self._source_line_selected)):
+                             (editor.cursorLineChanged, self.runs.source_line_selected)):
             signal.connect(slot, Qt.ConnectionType.UniqueConnection)
         path = self.tabs.document(editor).path
         spec = spec_for(path) if path else None
@@ -327,157 +323,23 @@ class MainWindow(QMainWindow):
         self.docks["assistant"].raise_()
         return True
 
-    # -- build, verify, bench -----------------------------------------------------------------
+    # -- build, verify, bench (ui/window_runs.py) ---------------------------------------------
 
     def build(self) -> bool:
         """Compile the current buffer's text in the background."""
-        editor = self.tabs.current()
-        if editor is None:
-            self.report("info", "Nothing to build", "Open a kernel or start one from a template.")
-            return False
-        document = self.tabs.document(editor)
-        text, version = editor.snapshot()
-        if not self.runner.build(text, version, document.buffer_id, document.path,
-                                 document.untitled_name, self.spec_panel.spec()):
-            self.report("info", "A job is already running", "Wait for it, or Cancel it.")
-            return False
-        self.compile_pane.show_running()
-        self.docks["compile"].raise_()
-        return True
-
-    def _editor_for(self, buffer_id: str) -> CudaEditor | None:
-        """The open editor of a buffer id."""
-        return next((e for e in self.tabs.editors()
-                     if self.tabs.document(e).buffer_id == buffer_id), None)
-
-    def _built(self, snapshot: BuildSnapshot, data: dict[str, Any]) -> None:
-        """Show a build: diagnostics in the pane and the editor, PTX and SASS."""
-        editor = self._editor_for(snapshot.buffer_id)
-        stale = editor is not None and editor.version != snapshot.version
-        items = self.compile_pane.show_result(data, stale)
-        if editor is not None:
-            editor.set_diagnostics([d for d in items if same_file(d.file, snapshot.filename)])
-        ptx = data.get("ptx") if isinstance(data.get("ptx"), str) else ""
-        self.assembly_view.show_assembly(str(ptx), data.get("sass") or {}, snapshot.filename,
-                                         data.get("ptx_functions") or {})
-        self._assembly_buffer = snapshot.buffer_id
-        level = "info" if data.get("ok") else "error"
-        self.report(level, self.compile_pane.summary.text(),
-                    "" if data.get("ok") else "Click a diagnostic to jump to its line.",
-                    show=False)
-        self.docks["compile"].raise_()
-        self.buildFinished.emit(data)
-
-    def _go_to_diagnostic(self, line: int, column: int) -> None:
-        """Jump to a diagnostic in the buffer that was built."""
-        editor = self._editor_for(self._assembly_buffer) or self.tabs.current()
-        if editor is not None:
-            self.tabs.setCurrentWidget(editor)
-            editor.go_to(line, column)
-
-    def _source_line_selected(self, line: int) -> None:
-        """Highlight the instructions made from the caret's line."""
-        editor = self.tabs.current()
-        if editor is not None and self.tabs.document(editor).buffer_id == self._assembly_buffer:
-            self.assembly_view.select_source_line(line)
-
-    def _show_source_line(self, line: int) -> None:
-        """An instruction was clicked: show and highlight its source line."""
-        editor = self._editor_for(self._assembly_buffer)
-        if editor is not None:
-            self.tabs.setCurrentWidget(editor)
-            editor.highlight_lines([line])
-            editor.ensureVisibleEnforcePolicy(line - 1)
-
-    def _ready_spec(self) -> Path | None:
-        """Save what a run reads (the kernel, changed files beside it, the spec), or say why not."""
-        editor = self.tabs.current()
-        spec_path = self.spec_panel.path
-        if editor is not None and spec_path is None:
-            path = self.tabs.document(editor).path
-            spec_path = spec_for(path) if path else None
-            if spec_path is not None:
-                self.spec_panel.load(spec_path)
-        if spec_path is None:
-            self.report("error", "No spec for this kernel", "A run needs a .toml spec beside the "
-                        ".cu file; File > New from template creates both.")
-            return None
-        for other in self.tabs.modified_editors():
-            path = self.tabs.document(other).path
-            if path is not None and path.parent == spec_path.parent and not self.tabs.save(other):
-                return None
-        if self.spec_panel.is_modified() and not self.spec_panel.save():
-            self.report("error", "The spec has problems", "Fix the fields listed in the Spec pane.")
-            self.docks["spec"].raise_()
-            return None
-        return spec_path
+        return self.runs.build()
 
     def verify(self, sanitize: str | None = None) -> bool:
-        """Verify the current kernel against its reference through a worker."""
-        spec_path = self._ready_spec()
-        if spec_path is None:
-            return False
-        if not self.runner.verify(spec_path, sanitize):
-            self.report("info", "A job is already running", "Wait for it, or Cancel it.")
-            return False
-        what = f"Verifying {spec_path.name}" + (f" under {sanitize}" if sanitize else "")
-        self.results_pane.show_running(what + "\u2026")
-        self.docks["results"].raise_()
-        return True
+        """Verify the current kernel against its reference through the worker."""
+        return self.runs.verify(sanitize)
 
-    def _verified(self, verdict: dict[str, Any]) -> None:
-        """Show a verdict; compile errors also go to the editor."""
-        self.results_pane.show_verdict(verdict)
-        self.docks["results"].raise_()
-        status = str(verdict.get("status"))
-        self.report("info" if status == "passed" else "error",
-                    f"Verification: {status.replace('_', ' ')} \u2014 {verdict.get('message', '')}",
-                    show=False)
-        if verdict.get("diagnostics"):
-            items = self.compile_pane.show_result({"ok": status != "compile_error",
-                                                   "diagnostics": verdict["diagnostics"]})
-            editor = self.tabs.current()
-            if editor is not None:
-                editor.set_diagnostics(items)
+    def bench(self, options: Any = None) -> bool:
+        """Time the current kernel (the engine's default options unless given)."""
+        return self.runs.bench(options)
 
-    def bench(self) -> bool:
-        """Time the current kernel."""
-        spec_path = self._ready_spec()
-        if spec_path is None:
-            return False
-        if not self.runner.bench(spec_path):
-            self.report("info", "A job is already running", "Wait for it, or Cancel it.")
-            return False
-        self.results_pane.show_running(f"Timing {spec_path.name}\u2026")
-        return True
-
-    def _benched(self, data: dict[str, Any]) -> None:
-        """Timing results go to the charts."""
-        from ui.bench_data import feed_charts
-
-        self.results_pane.show_bench(data)
-        self.docks["charts"].raise_()
-        shown = feed_charts(self.charts(), data)
-        status = str(data.get("status", ""))
-        self.report("info" if status == "timed" else "error",
-                    f"Timing: {status} — {data.get('message', '')}", f"Charts: {shown}",
-                    show=False)
-
-    def _job_failed(self, kind: str, message: str, hint: str) -> None:
-        """A job without a result: cancelled, or the tool could not run."""
-        if kind == "compile":
-            self.compile_pane.show_failure(message)
-        else:
-            self.results_pane.show_failure(message, hint)
-        level = "info" if message == "cancelled" else "error"
-        self.report(level, f"{kind}: {message}", hint)
-
-    def _busy(self, what: str | None) -> None:
-        """Enable Cancel while a job runs; disable starting another."""
-        self.status.set_busy(what)
-        self.actions_by_name["cancel"].setEnabled(what is not None)
-        for name in ("build", "verify", "bench", "memcheck", "racecheck"):
-            self.actions_by_name[name].setEnabled(what is None)
+    def bench_with_options(self) -> bool:
+        """Ask for timing options (budget, cold/hot, sweep, baseline), then time."""
+        return self.runs.bench_with_options()
 
     # -- closing ------------------------------------------------------------------------------
 

@@ -56,6 +56,11 @@ class ChartsPane(QWidget):
             if id(widget) not in before and widget is not self and widget.parent() is None:
                 widget.setParent(self, widget.windowFlags())
 
+    def apply_theme(self, theme: Theme) -> None:
+        """Recolour every chart for another theme (the data stays)."""
+        for chart in (self.samples, self.variants, self.sweep, self.roofline):
+            chart.apply_theme(theme)
+
     def export_current(self, path: Path) -> Path:
         """Export the visible chart (PNG or SVG by suffix)."""
         chart = self.tabs.currentWidget()

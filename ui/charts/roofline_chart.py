@@ -56,3 +56,9 @@ class RooflineChart(pg.PlotWidget):  # type: ignore[misc]
         self.ridge.setText(f"ridge {ridge:.3g} FLOP/B\n{peak_gbps:.0f} GB/s, "
                            f"{peak_gflops:.0f} GFLOP/s")
         self.ridge.setPos(np.log10(max(ridge, 1e-9)), np.log10(max(peak_gflops, 1e-9)))
+
+    def apply_theme(self, theme: Theme | None) -> None:
+        """Recolour the plot and the kernels' points for another theme."""
+        self.theme = theme
+        style_plot(self, theme)
+        self.points.setSymbolBrush(series_colour(theme, 0))

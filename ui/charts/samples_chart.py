@@ -19,6 +19,7 @@ class SamplesChart(pg.PlotWidget):  # type: ignore[misc]
         """Empty strip plot with its point and median items."""
         super().__init__(parent)
         self.theme = theme
+        self._data: tuple[list[str], list[list[float]]] = ([], [])
         self.points = pg.ScatterPlotItem(size=6, pen=None)
         self.medians = pg.ScatterPlotItem(size=22, symbol="t1", pen=pg.mkPen("#ffffff", width=1))
         enable_hover(self.points)
@@ -32,6 +33,7 @@ class SamplesChart(pg.PlotWidget):  # type: ignore[misc]
 
     def set_samples(self, names: Sequence[str], samples: Sequence[Sequence[float]]) -> None:
         """Show `samples[i]` (milliseconds) for variant `names[i]`."""
+        self._data = (list(names), [list(v) for v in samples])
         xs, ys, brushes, tips = [], [], [], []
         rng = np.random.default_rng(0)  # fixed jitter: the same data draws the same picture
         for index, (name, raw) in enumerate(zip(names, samples, strict=True)):
@@ -49,3 +51,9 @@ class SamplesChart(pg.PlotWidget):  # type: ignore[misc]
                              data=[f"{n}: median {m:.4g} ms" for n, m in zip(names, medians,
                                                                              strict=True)])
         self.getAxis("bottom").setTicks([list(enumerate(names))])
+
+    def apply_theme(self, theme: Theme | None) -> None:
+        """Recolour the plot and the points for another theme."""
+        self.theme = theme
+        style_plot(self, theme)
+        self.set_samples(*self._data)

@@ -61,3 +61,13 @@ class SweepChart(pg.GraphicsLayoutWidget):  # type: ignore[misc]
             visible = name in series
             time_curve.setVisible(visible)
             bandwidth_curve.setVisible(visible)
+
+    def apply_theme(self, theme: Theme | None) -> None:
+        """Recolour the plots and every variant's curves for another theme."""
+        self.theme = theme
+        style_plot(self, theme)
+        for index, curves in enumerate(self.curves.values()):
+            colour = series_colour(theme, index)
+            for curve in curves:
+                curve.setPen(pg.mkPen(colour, width=2))
+                curve.setSymbolBrush(colour)

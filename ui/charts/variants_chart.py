@@ -19,6 +19,7 @@ class VariantsChart(pg.PlotWidget):  # type: ignore[misc]
         """Empty bar chart."""
         super().__init__(parent)
         self.theme = theme
+        self._data: tuple[list[str], list[float], list[float], list[float]] = ([], [], [], [])
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.6)
         self.errors = pg.ErrorBarItem(x=np.empty(0), y=np.empty(0), beam=0.2,
                                       pen=pg.mkPen(width=2))
@@ -27,13 +28,15 @@ class VariantsChart(pg.PlotWidget):  # type: ignore[misc]
         for item in (self.bars, self.errors, self.tops):
             self.addItem(item)
         self.setLabel("left", "median time", units="ms")
-        self.setTitle("Variants (bars: median, whiskers: confidence interval)")
+        self.note = ""
+        self.set_note("")
         self.showGrid(y=True, alpha=0.3)
         style_plot(self, theme)
 
     def set_variants(self, names: Sequence[str], medians: Sequence[float],
                      low: Sequence[float], high: Sequence[float]) -> None:
         """Bars at the medians (ms), whiskers from `low` to `high`."""
+        self._data = (list(names), list(medians), list(low), list(high))
         x = np.arange(len(names), dtype=float)
         median = np.asarray(medians, dtype=float)
         brushes = [series_colour(self.theme, i) for i in range(len(names))]
@@ -44,3 +47,15 @@ class VariantsChart(pg.PlotWidget):  # type: ignore[misc]
                 for n, m, lo, hi in zip(names, median, low, high, strict=True)]
         self.tops.setData(x=x, y=median, data=tips)
         self.getAxis("bottom").setTicks([list(enumerate(names))])
+
+    def apply_theme(self, theme: Theme | None) -> None:
+        """Recolour the plot and the bars for another theme."""
+        self.theme = theme
+        style_plot(self, theme)
+        self.set_variants(*self._data)
+
+    def set_note(self, text: str) -> None:
+        """A line under the title: the A/B comparison with the report's own interval."""
+        self.note = text
+        title = "Variants (bars: median, whiskers: 95% bootstrap interval of the median)"
+        self.setTitle(f"{title}<br>{text}" if text else title)
