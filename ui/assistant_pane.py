@@ -1,32 +1,55 @@
-"""The Assistant pane: ask the local model about the current kernel, watch the answer stream,
-stop it at any time."""
+"""The Assistant pane: ask the local model about the current kernel or have it propose one,
+watch the answer stream, stop it at any time, and review proposed code as a diff before
+applying it.
+
+The pane only shows things and asks: the window owns the editor, makes the diff and applies
+it (one undo step). Nothing here runs code; proposed code runs only when the user then presses
+Build or Verify.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
-ACTIONS = (("ask", "Ask"), ("explain", "Explain the kernel"),
+from ui.diff_view import DiffView
+
+ACTIONS = (("ask", "Ask"), ("propose", "Propose a kernel"), ("explain", "Explain the kernel"),
            ("fix_compile", "Fix compile errors"), ("fix_verify", "Fix a failed verification"),
            ("optimize", "Optimize"))
+PLACEHOLDERS = {
+    "ask": "Ask about the kernel in the current tab\u2026",
+    "propose": "Describe the kernel you want; the spec in the Spec pane goes with it\u2026",
+}
+DEFAULT_PLACEHOLDER = "Anything to add (optional)\u2026"
+WARNING_STYLE = "color: #d18b00;"
+
+
+def action_title(name: str) -> str:
+    """The title of an action as the pane lists it."""
+    return dict(ACTIONS).get(name, name)
 
 
 class AssistantPane(QWidget):
-    """Action, question, Send and Stop over the streamed answer."""
+    """Action, question, Send and Stop over the streamed answer and the proposed change."""
 
     askRequested = Signal(str, str)
     stopRequested = Signal()
+    applyRequested = Signal()
+    discardRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         """Idle until a question is sent."""
@@ -35,35 +58,70 @@ class AssistantPane(QWidget):
         for name, title in ACTIONS:
             self.action_box.addItem(title, name)
         self.question = QPlainTextEdit()
-        self.question.setPlaceholderText("Ask about the kernel in the current tab\u2026")
         self.question.setMaximumHeight(70)
         self.answer = QPlainTextEdit(readOnly=True)
+        self.budget = QLabel()
+        self.budget.setWordWrap(True)
         self.status = QLabel("The local model loads on the first question; nothing leaves "
                              "this machine.")
         self.status.setWordWrap(True)
         self.send_button = QPushButton("Send")
         self.stop_button = QPushButton("Stop")
+        self.diff_view = DiffView()
+        self.proposal_note = QLabel()
+        self.proposal_note.setWordWrap(True)
+        self.apply_button = QPushButton("Apply")
+        self.apply_button.setToolTip("Replace the buffer with the proposed code (Ctrl+Z in the "
+                                     "editor undoes it). Nothing runs until you Build or Verify.")
+        self.discard_button = QPushButton("Discard")
+        self.proposal = QGroupBox("Proposed change (against the buffer)")
         self._build()
+        self._action_changed()
         self.set_running(False)
+        self.clear_proposal()
 
     def _build(self) -> None:
-        """Controls on top, the answer below."""
+        """Controls on top; the answer and the proposal share the rest."""
         row = QHBoxLayout()
         row.addWidget(self.action_box, 1)
         row.addWidget(self.send_button)
         row.addWidget(self.stop_button)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.proposal_note, 1)
+        buttons.addWidget(self.discard_button)
+        buttons.addWidget(self.apply_button)
+        column = QVBoxLayout(self.proposal)
+        column.setContentsMargins(2, 2, 2, 2)
+        column.addWidget(self.diff_view, 1)
+        column.addLayout(buttons)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.answer)
+        splitter.addWidget(self.proposal)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(row)
         layout.addWidget(self.question)
-        layout.addWidget(self.answer, 1)
+        layout.addWidget(self.budget)
+        layout.addWidget(splitter, 1)
         layout.addWidget(self.status)
         self.send_button.clicked.connect(self._send)
         self.stop_button.clicked.connect(self.stopRequested)
+        self.apply_button.clicked.connect(self.applyRequested)
+        self.discard_button.clicked.connect(self.discardRequested)
+        self.action_box.currentIndexChanged.connect(self._action_changed)
+
+    def _action_changed(self) -> None:
+        """Say what the text box is for with this action."""
+        action = str(self.action_box.currentData())
+        self.question.setPlaceholderText(PLACEHOLDERS.get(action, DEFAULT_PLACEHOLDER))
 
     def _send(self) -> None:
-        """Ask for the chosen action with the typed question."""
+        """Ask for the chosen action with the typed question (or description)."""
         self.askRequested.emit(str(self.action_box.currentData()), self.question.toPlainText())
+
+    def set_action(self, name: str) -> None:
+        """Choose an action by name."""
+        self.action_box.setCurrentIndex(max(0, self.action_box.findData(name)))
 
     def set_running(self, running: bool) -> None:
         """Send while idle, Stop while an answer streams."""
@@ -71,8 +129,10 @@ class AssistantPane(QWidget):
         self.stop_button.setEnabled(running)
 
     def begin(self, title: str) -> None:
-        """Clear the answer for a new question."""
+        """Clear the answer and any earlier proposal for a new question."""
         self.answer.clear()
+        self.budget.clear()
+        self.clear_proposal()
         self.status.setText(f"{title}: waiting for the model\u2026")
         self.set_running(True)
 
@@ -86,6 +146,16 @@ class AssistantPane(QWidget):
     def show_progress(self, message: str, fraction: float) -> None:
         """Model loading progress."""
         self.status.setText(f"{message} ({fraction:.0%})")
+
+    def show_prompt(self, info: dict[str, Any]) -> None:
+        """The prompt's token budget, its skills, and what was cut to fit (never silently)."""
+        skills = ", ".join(info.get("skills") or []) or "none"
+        warnings = [str(w) for w in info.get("warnings") or []]
+        text = f"Budget: {info.get('summary', '')}; skills: {skills}."
+        if warnings:
+            text += "\nWarning: " + "; ".join(warnings)
+        self.budget.setText(text)
+        self.budget.setStyleSheet(WARNING_STYLE if warnings else "")
 
     def finish(self, info: dict[str, Any]) -> None:
         """The answer ended: say how, how fast, and any warnings."""
@@ -102,3 +172,19 @@ class AssistantPane(QWidget):
         """The model could not answer."""
         self.status.setText(f"The assistant could not answer: {message}")
         self.set_running(False)
+
+    # -- the proposed change ------------------------------------------------------------------
+
+    def show_proposal(self, diff: str, note: str, can_apply: bool = True) -> None:
+        """Show proposed code as a diff against the buffer, with Apply and Discard."""
+        self.diff_view.show_diff(diff or "(the proposed code is the same as the buffer)")
+        self.proposal_note.setText(note)
+        self.apply_button.setEnabled(can_apply)
+        self.proposal.setVisible(True)
+
+    def clear_proposal(self, note: str = "") -> None:
+        """No proposal (or the last one was applied or discarded, as `note` says)."""
+        self.diff_view.show_diff("")
+        self.proposal_note.setText(note)
+        self.apply_button.setEnabled(False)
+        self.proposal.setVisible(bool(note))

@@ -29,6 +29,7 @@ class AssistantWorker(QObject):
 
     token = Signal(str)
     progress = Signal(str, float)
+    prompted = Signal(object)
     finished = Signal(object)
     failed = Signal(str)
 
@@ -41,7 +42,8 @@ class AssistantWorker(QObject):
 
     @Slot(str, object, int)
     def generate(self, action: str, context: dict[str, str], max_new_tokens: int) -> None:
-        """Build the action's prompt from the context snapshot and stream the answer."""
+        """Build the action's prompt from the context snapshot, say what it costs (and what was
+        cut to fit), stream the answer, and finish with its text split into code and words."""
         try:
             from app.assist.prompts import PromptContext, build_prompt
 
@@ -49,14 +51,18 @@ class AssistantWorker(QObject):
                 self._session = self.factory(self.progress.emit)
             prompt = build_prompt(action, PromptContext(**context), self._session,
                                   max_new_tokens)
+            self.prompted.emit({"summary": prompt.budget.summary(),
+                                "warnings": prompt.budget.warnings(),
+                                "skills": list(prompt.skills)})
             answer = self._session.generate(prompt.messages, max_new_tokens, self.token.emit,
                                             self.stop_event)
         except Exception as error:  # noqa: BLE001 - every failure reaches the pane as words
             self.failed.emit(f"{type(error).__name__}: {error}" if not str(error) else str(error))
             return
-        self.finished.emit({"finish_reason": answer.finish_reason,
-                            "tokens_per_s": answer.tokens_per_s,
-                            "warnings": [*prompt.budget.warnings(), *answer.warnings]})
+        info = answer.as_dict()  # text, code, explanation, code_complete, speed, reason
+        info["warnings"] = [*prompt.budget.warnings(), *answer.warnings]
+        info["action"] = action
+        self.finished.emit(info)
 
 
 class AssistantRunner(QObject):

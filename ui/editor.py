@@ -166,6 +166,15 @@ class CudaEditor(ScintillaEdit):
         self.setSavePoint()
         self.gotoPos(0)
 
+    def replace_text_undoably(self, text: str) -> None:
+        """Replace the whole document as one undo step: Ctrl+Z gives the old text back exactly
+        (unlike set_text, which starts a new history)."""
+        self.beginUndoAction()
+        self.setTargetRange(0, self.textLength())
+        self.replaceTarget(-1, text)
+        self.endUndoAction()
+        self.gotoPos(0)
+
     @property
     def version(self) -> int:
         """A counter bumped by every text change; pairs with text() in snapshots."""

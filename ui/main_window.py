@@ -18,7 +18,6 @@ from app.paths import data_dir
 from ui import recovery as recovery_files
 from ui.actions import install_actions
 from ui.assembly_view import AssemblyView
-from ui.assistant_context import gather_context
 from ui.assistant_pane import AssistantPane
 from ui.assistant_worker import AssistantRunner, SessionFactory
 from ui.background import BackendProbe
@@ -36,6 +35,7 @@ from ui.status_bar import StudioStatusBar
 from ui.template_gallery import TemplateGallery
 from ui.templates import TemplateExists, create_from_template, list_templates
 from ui.theme import DEFAULT_THEME, ThemeManager
+from ui.window_assistant import AssistantCommands
 from ui.window_runs import RunCommands
 
 DOCKS = (  # name, title, area
@@ -75,12 +75,11 @@ class MainWindow(QMainWindow):
         self.assembly_view = AssemblyView()
         self.spec_panel = SpecPanel()
         self.assistant_pane = AssistantPane()
-        self._assistant_session = assistant_session
-        self.assistant: AssistantRunner | None = None
         self.status = StudioStatusBar(self)
         self.setStatusBar(self.status)
         self._charts: Any = None
         self.runs = RunCommands(self)
+        self.assistant_commands = AssistantCommands(self, assistant_session)
         self._build_central()
         self.docks = self._build_docks()
         self.actions_by_name = install_actions(self)
@@ -138,12 +137,10 @@ class MainWindow(QMainWindow):
         self.spec_panel.specSaved.connect(
             lambda path: self.report("info", f"Saved the spec {Path(path).name}"))
         self.status.cancelRequested.connect(self.runner.cancel)
-        self.assistant_pane.askRequested.connect(self.ask_assistant)
-        self.assistant_pane.stopRequested.connect(
-            lambda: self.assistant.stop() if self.assistant else None)
         self.runner.workerState.connect(self.status.set_worker_state)
         self.runner.progress.connect(self.status.set_progress)
         self.runs.wire()
+        self.assistant_commands.wire()
 
     def _after_show(self) -> None:
         """Work that must not delay the first paint: backend detection, crash recovery."""
@@ -306,22 +303,16 @@ class MainWindow(QMainWindow):
                     "Save them to keep them (Ctrl+S).")
         return len(buffers)
 
-    # -- assistant ----------------------------------------------------------------------------
+    # -- assistant (ui/window_assistant.py) --------------------------------------------------
+
+    @property
+    def assistant(self) -> AssistantRunner | None:
+        """The model's thread and worker (None until the first question)."""
+        return self.assistant_commands.runner
 
     def ask_assistant(self, action: str, question: str) -> bool:
-        """Send a snapshot of the kernel and the question to the model's thread."""
-        if self.assistant is None:
-            self.assistant = AssistantRunner(self._assistant_session, self)
-            worker, pane = self.assistant.worker, self.assistant_pane
-            worker.token.connect(pane.append)
-            worker.progress.connect(pane.show_progress)
-            worker.finished.connect(pane.finish)
-            worker.failed.connect(pane.fail)
-        if not self.assistant.ask(action, gather_context(self, question)):
-            return False
-        self.assistant_pane.begin(self.assistant_pane.action_box.currentText())
-        self.docks["assistant"].raise_()
-        return True
+        """Send a snapshot of the kernel and the question (or description) to the model."""
+        return self.assistant_commands.ask(action, question)
 
     # -- build, verify, bench (ui/window_runs.py) ---------------------------------------------
 
@@ -349,8 +340,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.runner.shutdown()
-        if self.assistant is not None:
-            self.assistant.shutdown()
+        self.assistant_commands.shutdown()
         self.save_layout()
         self.recovery.close()
         event.accept()

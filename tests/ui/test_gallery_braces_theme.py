@@ -108,3 +108,14 @@ def test_charts_recolour_when_the_theme_switches(qtbot: Any, window: MainWindow)
     pen = charts.sweep.curves["a"][0].opts["pen"]
     assert pen.color().name() == light["series"][0]
     assert list(np.asarray(charts.variants.bars.opts["height"])) == [1.0, 2.0]  # data kept
+
+
+def test_the_proposal_diff_recolours_with_the_theme(qtbot: Any, window: MainWindow) -> None:
+    from ui.diff_view import COLOURS
+
+    view = window.assistant_pane.diff_view
+    view.show_diff("--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n")
+    assert view.marked_lines() == {2: COLOURS[True]["hunk"], 3: COLOURS[True]["removed"],
+                                   4: COLOURS[True]["added"]}
+    window.set_theme("light")
+    qtbot.waitUntil(lambda: view.marked_lines()[4] == COLOURS[False]["added"], timeout=3000)

@@ -1,0 +1,151 @@
+"""The window's side of the assistant: send snapshots to the model's thread, turn an answer with
+code into a proposal shown as a diff, and apply it to the buffer as one undoable step.
+
+Applying never runs anything: the proposed code is compiled, verified or timed only when the
+user then asks, through the same worker and verifier as any kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject
+
+from ui.assistant_context import gather_context
+from ui.assistant_pane import action_title
+from ui.assistant_worker import AssistantRunner, SessionFactory
+
+if TYPE_CHECKING:
+    from ui.editor import CudaEditor
+    from ui.main_window import MainWindow
+
+NEW_BUFFER_TITLE = "proposed.cu"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """Code the model proposed, and the buffer (and its version) the diff was made against."""
+
+    code: str
+    buffer_id: str | None
+    version: int
+    complete: bool
+
+
+class AssistantCommands(QObject):
+    """Owns the assistant's thread (made on the first question) and the pending proposal."""
+
+    def __init__(self, window: MainWindow, factory: SessionFactory | None = None) -> None:
+        """Nothing starts until the first question."""
+        super().__init__(window)
+        self.window = window
+        self.factory = factory
+        self.runner: AssistantRunner | None = None
+        self.proposal: Proposal | None = None
+        self._target: str | None = None  # the buffer current when the question was sent
+
+    def wire(self) -> None:
+        """Route the pane's requests here."""
+        pane = self.window.assistant_pane
+        pane.askRequested.connect(self.ask)
+        pane.stopRequested.connect(lambda: self.runner.stop() if self.runner else None)
+        pane.applyRequested.connect(self.apply)
+        pane.discardRequested.connect(self.discard)
+
+    def _start_runner(self) -> AssistantRunner:
+        """The model's thread and worker, connected to the pane."""
+        runner = AssistantRunner(self.factory, self)
+        worker, pane = runner.worker, self.window.assistant_pane
+        worker.token.connect(pane.append)
+        worker.progress.connect(pane.show_progress)
+        worker.prompted.connect(pane.show_prompt)
+        worker.finished.connect(self.answered)
+        worker.failed.connect(pane.fail)
+        return runner
+
+    def ask(self, action: str, question: str) -> bool:
+        """Send a snapshot of the kernel and the question (for propose: the description)."""
+        self.runner = self.runner or self._start_runner()
+        context = gather_context(self.window, question)
+        if action == "propose" and "question" in context:
+            context["description"] = context.pop("question")
+        if not self.runner.ask(action, context):
+            return False
+        editor = self.window.tabs.current()
+        self._target = self.window.tabs.document(editor).buffer_id if editor else None
+        self.proposal = None
+        self.window.assistant_pane.begin(action_title(action))
+        self.window.docks["assistant"].raise_()
+        return True
+
+    # -- proposals ----------------------------------------------------------------------------
+
+    def answered(self, info: dict[str, Any]) -> None:
+        """Show how the answer ended; code in it becomes a proposal, shown as a diff."""
+        self.window.assistant_pane.finish(info)
+        code = info.get("code")
+        if isinstance(code, str) and code.strip():
+            self.propose(code, self._target, bool(info.get("code_complete", True)))
+
+    def _editor(self, buffer_id: str | None) -> CudaEditor | None:
+        """The open editor of a buffer, if it is still open."""
+        return self.window.runs.editor_for(buffer_id) if buffer_id else None
+
+    def propose(self, code: str, buffer_id: str | None, complete: bool = True) -> None:
+        """Diff `code` against the buffer's text now and offer it for applying."""
+        from app.assist.diff import unified_diff
+
+        editor = self._editor(buffer_id)
+        name = self.window.tabs.document(editor).title if editor else "(new buffer)"
+        base = editor.text() if editor else ""
+        self.proposal = Proposal(code, buffer_id if editor else None,
+                                 editor.version if editor else 0, complete)
+        note = "Review the change; Apply replaces the buffer (Ctrl+Z undoes it). Nothing runs " \
+               "until you Build or Verify."
+        if editor is None:
+            note = "Apply opens the proposed code in a new buffer. Nothing runs until you ask."
+        if not complete:
+            note = "Careful: the code block was cut off (stopped or out of tokens). " + note
+        self.window.assistant_pane.show_proposal(unified_diff(base, code, name, "proposed"),
+                                                 note, can_apply=base != code)
+
+    def apply(self) -> bool:
+        """Put the proposed code into its buffer as one undo step (or a new buffer when it had
+        none); a buffer edited since the diff gets a fresh diff to review first."""
+        proposal = self.proposal
+        if proposal is None:
+            return False
+        editor = self._editor(proposal.buffer_id)
+        if proposal.buffer_id is not None and editor is None:
+            self.window.report("error", "The buffer this proposal was made for is closed",
+                               "Open the kernel again and ask once more.")
+            return False
+        if editor is not None and editor.version != proposal.version:
+            self.propose(proposal.code, proposal.buffer_id, proposal.complete)
+            self.window.report("info", "The buffer changed since the diff was made",
+                               "The diff now shows the change against your latest text; press "
+                               "Apply again to use it.")
+            return False
+        if editor is None:
+            editor = self.window.tabs.add_buffer(proposal.code, None, NEW_BUFFER_TITLE,
+                                                 modified=True)
+        else:
+            editor.replace_text_undoably(proposal.code)
+            self.window.tabs.setCurrentWidget(editor)
+        self.proposal = None
+        self.window.assistant_pane.clear_proposal("Applied. Ctrl+Z in the editor undoes it; "
+                                                  "Build (Ctrl+B) or Verify (F5) to check it.")
+        self.window.report("info", "Applied the assistant's proposal (not run)",
+                           "Ctrl+Z undoes it; Build or Verify when you are ready.")
+        return True
+
+    def discard(self) -> None:
+        """Forget the proposal."""
+        self.proposal = None
+        self.window.assistant_pane.clear_proposal("Discarded.")
+
+    def shutdown(self) -> None:
+        """Stop any answer and end the model's thread (the window is closing)."""
+        if self.runner is not None:
+            self.runner.shutdown()
