@@ -4,6 +4,7 @@ bf16 compute, generates, and stops within 200 ms; 8-bit and none load too."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from app import offline
 from app.assist import GenerationOptions, ModelSession
-from app.assist.convert import import_folder
+from app.assist.convert import default_model_folder, import_folder
 
 pytestmark = pytest.mark.gpu
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
@@ -20,7 +22,20 @@ QUESTION = [{"role": "user", "content": "What is a warp?"}]
 
 
 @pytest.fixture(scope="module")
-def qwen_folder(tmp_path_factory: pytest.TempPathFactory, default_folder: Path) -> Path:
+def tokenizer_folder() -> Path:
+    """The default model's tokenizer: from the prepared model, or from
+    KERNEL_STUDIO_TOKENIZER_DIR on the GPU machine, where the 0.5 GB model does not travel."""
+    offline.enforce()
+    override = os.environ.get("KERNEL_STUDIO_TOKENIZER_DIR")
+    folder = Path(override) if override else default_model_folder()
+    missing = [name for name in TOKENIZER_FILES if not (folder / name).is_file()]
+    if missing:
+        pytest.fail(f"tokenizer files {missing} not in {folder}: run `make model`")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def qwen_folder(tmp_path_factory: pytest.TempPathFactory, tokenizer_folder: Path) -> Path:
     """A small Qwen2 with random bf16 weights and the default model's tokenizer, imported."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
@@ -33,7 +48,7 @@ def qwen_folder(tmp_path_factory: pytest.TempPathFactory, default_folder: Path) 
                          bos_token_id=1, eos_token_id=2, pad_token_id=2)
     Qwen2ForCausalLM(config).to(torch.bfloat16).save_pretrained(str(folder))
     for name in TOKENIZER_FILES:
-        shutil.copyfile(default_folder / name, folder / name)
+        shutil.copyfile(tokenizer_folder / name, folder / name)
     import_folder(folder)
     return folder
 
