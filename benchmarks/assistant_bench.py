@@ -6,7 +6,7 @@ models (1.5B and 7B shapes; no weights can be fetched there) in NF4 and bf16, lo
 real path (import with manifest, checks, ModelSession). Reference point (issue 7): plain
 `generate` gave about 27 tokens/s in NF4 and 17 in bf16 for the 7B shape on an H200.
 
-    python benchmarks/assistant_bench.py --cpu [--quantizations none,nf4,int8] [--threads N]
+    python benchmarks/assistant_bench.py --cpu [--quantizations none,nf4,int8] [--threads 1,2]
     python benchmarks/assistant_bench.py --gpu [--shapes 1.5b,7b] [--quantizations nf4,none]
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -30,9 +31,12 @@ from app import offline  # noqa: E402
 
 offline.enforce()
 
+import torch  # noqa: E402
+
 from app.assist import GenerationOptions, ModelSession  # noqa: E402
 from app.assist.convert import default_model_folder, import_folder  # noqa: E402
 from app.assist.prompts import PromptContext, build_prompt  # noqa: E402
+from app.assist.session import cpu_threads  # noqa: E402
 
 QUESTION = [{"role": "user", "content": "Write a CUDA kernel that adds two float vectors."}]
 SHAPES = {  # Qwen2-1.5B and Qwen2-7B (Qwen2.5 shares them)
@@ -67,49 +71,72 @@ def stop_latency(session: ModelSession, tokens: int) -> float:
     return time.perf_counter() - started
 
 
-def measure(session: ModelSession, tokens: int, repeats: int) -> dict[str, Any]:
-    """Load once, warm up once, then the medians of `repeats` fixed-length generations."""
+def load(session: ModelSession) -> dict[str, Any]:
+    """Load and warm up once (first-call allocations are not the steady state)."""
     report = session.load()
-    session.generate(QUESTION, 8)  # warm-up: first-call allocations are not the steady state
-    runs = [session.generate(QUESTION, tokens, options=GenerationOptions(min_new_tokens=tokens))
-            for _ in range(repeats)]
-    first = [r.first_token_s or 0.0 for r in runs]
-    speed = [r.tokens_per_s for r in runs]
-    stops = [stop_latency(session, 4) for _ in range(3)]
+    session.generate(QUESTION, 8)
     return {"device": report.device, "quantization": report.quantization,
             "parameters": report.parameters, "check_s": round(report.check_s, 2),
-            "load_s": round(report.load_s, 2),
-            "prompt_tokens": runs[0].prompt_tokens, "new_tokens": tokens,
-            "first_token_s": round(statistics.median(first), 4),
-            "tokens_per_s": round(statistics.median(speed), 2),
-            "tokens_per_s_spread": [round(min(speed), 2), round(max(speed), 2)],
-            "stop_latency_ms": round(1000 * max(stops), 1)}
+            "load_s": round(report.load_s, 2)}
 
 
-def long_prompt_first_token(session: ModelSession) -> dict[str, Any]:
-    """Time to first token for a realistic propose prompt (spec, reference, two skills)."""
+def one_round(session: ModelSession, tokens: int) -> dict[str, float]:
+    """One sample of each figure: a fixed-length answer, a long-prompt first token, a stop."""
+    if session.report and session.report.device == "cpu":  # threads are per process: set ours
+        torch.set_num_threads(session.threads or cpu_threads())
+    answer = session.generate(QUESTION, tokens, options=GenerationOptions(min_new_tokens=tokens))
     kernel = ROOT / "resources" / "kernels" / "vector_add"
     context = PromptContext(description="c = a + b for float vectors",
                             spec=(kernel / "vector_add.toml").read_text(),
                             reference=(kernel / "vector_add_ref.py").read_text())
     prompt = build_prompt("propose", context, session, 64)
-    answer = session.generate(prompt.messages, 4, options=GenerationOptions(min_new_tokens=4))
-    return {"propose_prompt_tokens": answer.prompt_tokens,
-            "propose_first_token_s": round(answer.first_token_s or 0.0, 3)}
+    long = session.generate(prompt.messages, 2, options=GenerationOptions(min_new_tokens=2))
+    return {"first_token_s": answer.first_token_s or 0.0, "tokens_per_s": answer.tokens_per_s,
+            "prompt_tokens": answer.prompt_tokens, "propose_prompt_tokens": long.prompt_tokens,
+            "propose_first_token_s": long.first_token_s or 0.0,
+            "stop_latency_ms": 1000 * stop_latency(session, 4)}
+
+
+def summarise(info: dict[str, Any], rounds: list[dict[str, float]]) -> dict[str, Any]:
+    """Medians (and the spread of the decode speed) over the rounds."""
+    def median(key: str) -> float:
+        return round(statistics.median(r[key] for r in rounds), 3)
+
+    speeds = [r["tokens_per_s"] for r in rounds]
+    return {**info, "prompt_tokens": int(rounds[0]["prompt_tokens"]),
+            "first_token_s": median("first_token_s"), "tokens_per_s": median("tokens_per_s"),
+            "tokens_per_s_spread": [round(min(speeds), 2), round(max(speeds), 2)],
+            "propose_prompt_tokens": int(rounds[0]["propose_prompt_tokens"]),
+            "propose_first_token_s": median("propose_first_token_s"),
+            "stop_latency_ms_max": round(max(r["stop_latency_ms"] for r in rounds), 1),
+            "rounds": len(rounds), "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+
+def interleaved(sessions: dict[str, ModelSession], tokens: int,
+                repeats: int) -> dict[str, dict[str, Any]]:
+    """Load every session, then measure them in turns, round after round, so that load from
+    other work on the machine falls on all of them alike."""
+    infos = {name: load(session) for name, session in sessions.items()}
+    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in sessions}
+    for _ in range(repeats):
+        for name, session in sessions.items():
+            rounds[name].append(one_round(session, tokens))
+    return {name: summarise(infos[name], rounds[name]) for name in sessions}
 
 
 def cpu(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The default model on the CPU in each quantization asked for."""
+    """The default model on the CPU in each quantization (and thread count) asked for."""
+    sessions = {}
+    for threads in args.threads.split(","):
+        for quantization in args.quantizations.split(","):
+            count = int(threads) if threads != "auto" else None
+            sessions[f"{quantization}/{threads}"] = ModelSession(
+                default_model_folder(), device="cpu", quantization=quantization, threads=count)
     rows = []
-    for quantization in args.quantizations.split(","):
-        session = ModelSession(default_model_folder(), device="cpu", quantization=quantization,
-                               threads=args.threads)
-        row = {"model": "SmolLM2-135M-Instruct", "threads": args.threads or "default",
-               **measure(session, args.tokens, args.repeats)}
-        row.update(long_prompt_first_token(session))
+    for name, row in interleaved(sessions, args.tokens, args.repeats).items():
+        row = {"model": "SmolLM2-135M-Instruct", "threads": name.split("/")[1], **row}
         rows.append(row)
         print(json.dumps(row), flush=True)
-        session.unload()
     return rows
 
 
@@ -126,8 +153,11 @@ def random_qwen(shape: str, folder: Path) -> Path:
     model.save_pretrained(str(folder))
     del model
     torch.cuda.empty_cache()
-    for name in TOKENIZER_FILES:  # the SmolLM2 tokenizer: its ids all fit Qwen2's vocabulary
-        shutil.copyfile(default_model_folder() / name, folder / name)
+    # The SmolLM2 tokenizer (its ids all fit Qwen2's vocabulary), from the prepared model or
+    # from KERNEL_STUDIO_TOKENIZER_DIR on a GPU machine where the model folder does not travel.
+    tokenizer = Path(os.environ.get("KERNEL_STUDIO_TOKENIZER_DIR") or default_model_folder())
+    for name in TOKENIZER_FILES:
+        shutil.copyfile(tokenizer / name, folder / name)
     import_folder(folder)
     return folder
 
@@ -143,8 +173,9 @@ def gpu(args: argparse.Namespace) -> list[dict[str, Any]]:
             for quantization in args.quantizations.split(","):
                 session = ModelSession(folder, device="cuda", quantization=quantization)
                 row = {"model": f"Qwen2-{shape} shape, random weights",
-                       "gpu": torch.cuda.get_device_name(), **measure(session, args.tokens,
-                                                                       args.repeats),
+                       "gpu": torch.cuda.get_device_name(),
+                       **interleaved({quantization: session}, args.tokens,
+                                     args.repeats)[quantization],
                        "memory_gib": round(session._model.get_memory_footprint() / 2**30, 2)}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
@@ -164,7 +195,8 @@ def main() -> int:
     parser.add_argument("--shapes", default="1.5b,7b", help="GPU model shapes")
     parser.add_argument("--tokens", type=int, default=64, help="new tokens per measurement")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    parser.add_argument("--threads", default="auto",
+                        help="CPU threads, comma-separated to compare (1,2); auto: cores - 1")
     parser.add_argument("--scratch", default=None, help="folder for the random GPU models")
     parser.add_argument("--out", type=Path, help="also write all rows to this JSON file")
     args = parser.parse_args()

@@ -3,9 +3,20 @@ token budget, stream answers with a real Stop, and parse them into code and expl
 
 Nothing here imports Qt, and torch/transformers are imported only when a model is loaded, so the
 CLI and the GUI start quickly.
+
+Typical use (the GUI runs the session on one long-lived worker thread and forwards on_token):
+
+    session = ModelSession(progress=lambda message, fraction: ...)   # nothing loaded yet
+    prompt = build_prompt("fix_compile", PromptContext(source=text, diagnostics=log), session,
+                          max_new_tokens=512)       # counts with the model's tokenizer
+    prompt.budget.summary(); prompt.budget.warnings()   # show these: what was cut, if anything
+    answer = session.generate(prompt.messages, 512, on_token, stop_event)  # loads on first use
+    answer.parsed.code, answer.parsed.explanation, answer.stopped
+    unified_diff(buffer_text, answer.parsed.code)
 """
 
 from app.assist.answer import Answer, ParsedAnswer, parse_answer
+from app.assist.budget import BudgetReport, Cut
 from app.assist.diff import unified_diff
 from app.assist.errors import (
     AssistError,
@@ -14,11 +25,15 @@ from app.assist.errors import (
     ModelRefused,
     PromptTooLong,
 )
+from app.assist.prompts import ACTIONS, Prompt, PromptContext, build_prompt
 from app.assist.session import GenerationOptions, LoadReport, Message, ModelSession
 
 __all__ = [
+    "ACTIONS",
     "Answer",
     "AssistError",
+    "BudgetReport",
+    "Cut",
     "GenerationFailed",
     "GenerationOptions",
     "LoadReport",
@@ -27,7 +42,10 @@ __all__ = [
     "ModelRefused",
     "ModelSession",
     "ParsedAnswer",
+    "Prompt",
+    "PromptContext",
     "PromptTooLong",
+    "build_prompt",
     "parse_answer",
     "unified_diff",
 ]

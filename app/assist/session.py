@@ -7,8 +7,10 @@ signals; the CLI calls it directly. One generation runs at a time (a lock serial
 from __future__ import annotations
 
 import inspect
+import os
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,13 @@ class LoadReport:
     load_s: float
 
 
+def cpu_threads() -> int:
+    """Torch threads for a model on the CPU: every usable core but one, which the GUI (or the
+    verifier's worker) keeps. Measured on 2 shared cores: 1 thread gave 16.8 tokens/s while 2
+    threads, competing with other work, gave 2.4 (threads waiting on a busy core)."""
+    return max(1, len(os.sched_getaffinity(0)) - 1)
+
+
 def _quiet(message: str, fraction: float) -> None:
     """The default progress callback: says nothing."""
 
@@ -71,8 +80,8 @@ class ModelSession:
                  progress: Progress | None = None, threads: int | None = None) -> None:
         """Remember where the model is and how to load it; nothing is read yet.
 
-        `threads` sets torch's CPU threads (process-wide) at load; on a machine shared with other
-        work, fewer threads than cores avoids threads waiting on each other."""
+        `threads` sets torch's CPU threads (process-wide) at load; by default one core is left
+        for the app (see cpu_threads)."""
         self.folder = Path(folder) if folder else default_model_folder()
         self.requested_device = device
         self.requested_quantization = quantization
@@ -93,6 +102,8 @@ class ModelSession:
 
     def load_tokenizer(self) -> Any:
         """Check the folder and load only the tokenizer (cheap: enough to count tokens)."""
+        if self._tokenizer is not None:  # no lock: counting must not wait for a generation
+            return self._tokenizer
         with self._lock:
             if self._tokenizer is None:
                 self._check(self.progress)
@@ -146,10 +157,12 @@ class ModelSession:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # we report progress
-        if self.threads:
-            torch.set_num_threads(self.threads)
         device = quant.resolve_device(self.requested_device)
+        if device == "cpu":
+            torch.set_num_threads(self.threads or cpu_threads())
         quantization = quant.resolve_quantization(self.requested_quantization, device)
+        if quantization == "int8":  # bitsandbytes warns on every matmul that it casts inputs
+            warnings.filterwarnings("ignore", message="MatMul8bitLt: inputs will be cast")
         progress(f"loading weights ({device}, {quantization})", 0.7)
         model: Any = AutoModelForCausalLM.from_pretrained(
             str(self.folder), local_files_only=True, trust_remote_code=False,

@@ -158,3 +158,36 @@ def test_an_imported_tiny_model_loads_and_generates(tiny_model: Callable[[str], 
                               options=None)
     assert answer.new_tokens == 4 or answer.finish_reason == "eos"
     assert session.report is not None and session.report.quantization == "none"
+
+
+def test_a_gguf_that_is_not_the_known_file_is_refused(tmp_path: Path) -> None:
+    from app.assist.convert import DEFAULT_GGUF_SHA256, convert_gguf, find_default_gguf
+
+    gguf = find_default_gguf()
+    with pytest.raises(ModelRefused, match="not the one Kernel Studio knows"):
+        convert_gguf(gguf, tmp_path / "out", expected_sha256="0" * 64)
+    assert not (tmp_path / "out").exists()
+    assert len(DEFAULT_GGUF_SHA256) == 64
+
+
+def test_a_file_that_is_not_gguf_is_not_converted(tmp_path: Path) -> None:
+    from app.assist import ModelMissing
+    from app.assist.convert import convert_gguf
+
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(b"PK\x03\x04 not a gguf")
+    with pytest.raises(ModelMissing, match="is not a GGUF file"):
+        convert_gguf(fake, tmp_path / "out")
+
+
+def test_importing_the_assistant_loads_no_model_library() -> None:
+    """The GUI imports app.assist at start; torch and transformers must wait for a load."""
+    import subprocess
+    import sys
+
+    code = ("import sys, app.assist, app.commands.ask, app.commands.propose\n"
+            "heavy = [m for m in ('torch', 'transformers', 'bitsandbytes') if m in sys.modules]\n"
+            "print(heavy); sys.exit(1 if heavy else 0)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
