@@ -12,8 +12,10 @@ from app import system
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 ERROR_EXIT = 86
 _PREFIX = re.compile(r"^=+\s?")
-_LOCATION = re.compile(r"\bat\s+(?:0x[0-9a-f]+\s+in\s+)?(?P<kernel>[^\s+(]+)[^\s]*?"
+_LOCATION = re.compile(r"\bat\s+(?:0x[0-9a-f]+\s+in\s+)?(?P<kernel>[^\s+(]+)[^\s]*"
                        r"(?:\s+in\s+(?P<file>[^\s:]+):(?P<line>\d+))?", re.IGNORECASE)
+# The host backtrace of each report is about the worker's Python, not the user's kernel.
+_HOST_LINES = ("Host Frame", "Saved host backtrace")
 _HEADLINES = ("Invalid ", "Race reported", "Uninitialized", "Barrier", "Error:", "Program hit",
               "Unused memory", "Leaked", "Warning:", "Malloc/Free", "Misaligned")
 _SUMMARY = re.compile(r"(ERROR|RACECHECK|INITCHECK|SYNCCHECK) SUMMARY:\s*(?P<rest>.*)")
@@ -73,7 +75,8 @@ def parse_report(tool: str, text: str) -> list[SanitizerFinding]:
         line = _strip(raw)
         if line.startswith(_HEADLINES):
             blocks.append([line])
-        elif blocks and raw.startswith("=========    ") and line:
+        elif blocks and raw.startswith("=========    ") and line and \
+                not line.lstrip().startswith(_HOST_LINES):
             blocks[-1].append(line)
     findings = []
     for block in blocks:
