@@ -14,6 +14,7 @@ from typing import Any
 from app.assist.answer import Answer
 from app.assist.prompts import Prompt, PromptContext, build_prompt
 from app.assist.session import GenerationOptions, ModelSession
+from app.dtypes import lookup
 from app.fsutil import atomic_write_text
 from app.spec import Spec
 
@@ -63,6 +64,29 @@ def propose_context(spec: Spec, description: str, include_source: bool = False) 
     return PromptContext(description=description, spec=read(spec.path),
                          reference=read(spec.reference_path),
                          source=read(spec.source_path) if include_source else "")
+
+
+def kernel_signature(spec: Spec) -> str:
+    """The kernel's declaration as the spec implies it: entry name, argument order and types
+    (inputs as const pointers, outputs as pointers, scalars by value)."""
+    params = []
+    for arg in spec.args:
+        c_type = lookup(arg.dtype).c_type
+        if arg.kind == "scalar":
+            params.append(f"{c_type} {arg.name}")
+        elif arg.kind == "in":
+            params.append(f"const {c_type}* __restrict__ {arg.name}")
+        else:
+            params.append(f"{c_type}* __restrict__ {arg.name}")
+    return f'extern "C" __global__ void {spec.entry}({", ".join(params)})'
+
+
+def answer_prefix(spec: Spec) -> str:
+    """How a proposal's answer starts: an open CUDA block with the headers the types need and
+    the kernel's signature, so that even a small model keeps the launch contract."""
+    headers = {"float16": "#include <cuda_fp16.h>\n", "bfloat16": "#include <cuda_bf16.h>\n"}
+    includes = "".join(sorted({headers[a.dtype] for a in spec.args if a.dtype in headers}))
+    return f"```cuda\n{includes}{kernel_signature(spec)}\n{{\n"
 
 
 def write_candidate(spec: Spec, code: str, folder: Path, answer_text: str) -> Path:
@@ -119,7 +143,7 @@ def _one(run: ProposeRun, prompt: Prompt, index: int, engine: Any) -> Candidate:
     """Generate, write and (when asked) verify candidate number `index`."""
     folder = run.out_dir / f"candidate-{index + 1}"
     answer = run.session.generate(prompt.messages, run.max_new_tokens, run.on_token, run.stop,
-                                  _options(index))
+                                  _options(index), answer_prefix(run.spec))
     code = answer.parsed.code
     if answer.stopped:
         return Candidate(index + 1, folder, None, answer, "stopped", "stopped by the user")

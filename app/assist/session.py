@@ -11,7 +11,7 @@ import os
 import threading
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -205,11 +205,13 @@ class ModelSession:
 
     def generate(self, messages: list[Message], max_new_tokens: int = 512,
                  on_token: OnToken | None = None, stop: threading.Event | None = None,
-                 options: GenerationOptions | None = None) -> Answer:
+                 options: GenerationOptions | None = None, prefix: str = "") -> Answer:
         """Answer `messages`, streaming text to `on_token`; setting `stop` ends it promptly.
 
         Loads the model first when needed. A stop (before or during) gives an Answer whose
-        finish_reason is 'stopped' and whose text is what was generated until then.
+        finish_reason is 'stopped' and whose text is what was generated until then. `prefix`
+        starts the answer (the model continues it, e.g. an opened code block with the kernel's
+        signature); it is streamed first and is part of the answer's text.
         """
         stop = stop or threading.Event()
         with self._lock:
@@ -217,12 +219,13 @@ class ModelSession:
             if stop.is_set():
                 return Answer("", "stopped", 0, 0, 0.0)
             self.load()
-            return self._generate(messages, max_new_tokens, on_token, stop,
-                                  options or GenerationOptions(), started)
+            answer = self._generate(messages, max_new_tokens, on_token, stop,
+                                    options or GenerationOptions(), started, prefix)
+            return replace(answer, text=prefix + answer.text) if prefix else answer
 
-    def _inputs(self, messages: list[Message]) -> Any:
-        """Token ids of the rendered prompt, on the model's device."""
-        encoded = self._tokenizer(self.render(messages), return_tensors="pt",
+    def _inputs(self, messages: list[Message], prefix: str) -> Any:
+        """Token ids of the rendered prompt (and the answer's prefix), on the model's device."""
+        encoded = self._tokenizer(self.render(messages) + prefix, return_tensors="pt",
                                   add_special_tokens=False)
         return encoded.to(self._model.device)
 
@@ -254,12 +257,15 @@ class ModelSession:
                                 repetition_penalty=options.repetition_penalty, **sampling)
 
     def _generate(self, messages: list[Message], max_new_tokens: int, on_token: OnToken | None,
-                  stop: threading.Event, options: GenerationOptions, started: float) -> Answer:
+                  stop: threading.Event, options: GenerationOptions, started: float,
+                  prefix: str) -> Answer:
         """The body of generate(), under the lock with the model loaded."""
         import torch
         from transformers import StoppingCriteriaList
 
-        inputs = self._inputs(messages)
+        inputs = self._inputs(messages, prefix)
+        if prefix and on_token:
+            on_token(prefix)
         prompt_tokens = int(inputs["input_ids"].shape[1])
         limit, warnings = self._budget(prompt_tokens, max_new_tokens)
         if options.seed is not None:

@@ -59,3 +59,22 @@ def test_unified_diff_shows_the_change_and_nothing_for_equal_texts() -> None:
 def test_unified_diff_marks_a_missing_final_newline() -> None:
     diff = unified_diff("x\n", "y")
     assert "+y\n\\ No newline at end of file\n" in diff
+
+
+def test_a_proposal_starts_with_the_signature_the_spec_implies() -> None:
+    from pathlib import Path
+
+    from app.assist.candidates import answer_prefix
+    from app.spec import load_spec
+
+    kernels = Path(__file__).resolve().parents[2] / "resources" / "kernels"
+    prefix = answer_prefix(load_spec(kernels / "vector_add" / "vector_add.toml"))
+    assert prefix == ("```cuda\nextern \"C\" __global__ void vector_add("
+                      "const float* __restrict__ a, const float* __restrict__ b, "
+                      "float* __restrict__ c, int n)\n{\n")
+    for spec_path in kernels.glob("*/*.toml"):
+        spec = load_spec(spec_path)
+        text = answer_prefix(spec)
+        assert f"void {spec.entry}(" in text
+        half = any(a.dtype == "float16" for a in spec.args)
+        assert ("#include <cuda_fp16.h>" in text) == half

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.assist.candidates import verify_candidate, write_candidate
+from app.engine.results import PLAIN_WORDS
 from app.engine.verify import Engine, verify_file
 from app.spec import load_spec
 
@@ -75,17 +76,22 @@ def test_model_check_passes_for_the_default_model(default_folder: Path) -> None:
     assert json.loads(done.stdout)["files"] >= 5
 
 
-def test_propose_writes_candidates_and_reports_them(default_folder: Path,
-                                                    tmp_path: Path) -> None:
+def test_propose_writes_and_verifies_a_candidate(default_folder: Path, tmp_path: Path) -> None:
+    """End to end: the model's answer (opened with the spec's signature) is written beside a
+    copy of the spec and gets a real verdict from the engine; exit code as the table says."""
     out = tmp_path / "proposals"
     done = run([sys.executable, "-m", "app", "propose", str(VECTOR_ADD / "vector_add.toml"),
-                "--description", "c = a + b", "-n", "1", "--max-new-tokens", "16", "--threads",
-                "1", "--no-verify", "--out", str(out), "--json"])
+                "--description", "c = a + b", "-n", "1", "--max-new-tokens", "24", "--threads",
+                "1", "--out", str(out), "--json"])
     result = json.loads(done.stdout)
     (candidate,) = result["candidates"]
-    assert candidate["status"] in ("not_verified", "no_code")
-    assert done.returncode == (0 if candidate["status"] == "not_verified" else 1)
-    assert (out / "candidate-1" / "answer.md").read_text().strip()
+    assert candidate["status"] in PLAIN_WORDS, candidate
+    assert done.returncode == {"passed": 0, "unverified": 3}.get(candidate["status"], 1)
+    source = (out / "candidate-1" / "vector_add.cu").read_text()
+    assert source.startswith('extern "C" __global__ void vector_add(const float* __restrict__ a')
+    assert (out / "candidate-1" / "vector_add.toml").read_bytes() == (
+        VECTOR_ADD / "vector_add.toml").read_bytes()
+    assert (out / "candidate-1" / "answer.md").read_text().startswith("```cuda\n")
 
 
 def test_a_written_candidate_is_verified_like_the_original(tmp_path: Path) -> None:

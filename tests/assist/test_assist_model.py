@@ -56,6 +56,15 @@ def test_generates_and_streams_every_piece(session: ModelSession) -> None:
     assert answer.prompt_tokens > 10
 
 
+def test_a_prefix_starts_the_answer_and_is_streamed_first(session: ModelSession) -> None:
+    pieces: list[str] = []
+    prefix = "```cuda\nextern \"C\" __global__ void k(float* y, int n)\n{\n"
+    answer = session.generate(QUESTION, max_new_tokens=6, on_token=pieces.append, prefix=prefix)
+    assert pieces[0] == prefix
+    assert answer.text.startswith(prefix) and answer.text == "".join(pieces)
+    assert answer.parsed.code is not None and "__global__ void k" in answer.parsed.code
+
+
 def test_greedy_answers_repeat_exactly(session: ModelSession) -> None:
     first = session.generate(QUESTION, max_new_tokens=6)
     second = session.generate(QUESTION, max_new_tokens=6)
