@@ -145,19 +145,21 @@ class JobProcess(QObject):
             self._process.kill()
 
     def shutdown(self) -> None:
-        """End the child (the window is closing): end of input lets it close its engine and
-        workers; a child that does not exit in time is killed with its group."""
+        """End the child (the window is closing). Idle, end of input lets it close its engine
+        and workers; busy, SIGTERM cancels the job (the core kills its worker, which lives in a
+        session of its own and would outlive a plain kill). A child that does not exit in time
+        is killed with its group."""
         process = self._process
         if process is None:
             return
         self._cancelled = self._job_running
         if self._job_running:
-            self._kill_group()
+            process.terminate()
         else:
             process.closeWriteChannel()
-            if not process.waitForFinished(SHUTDOWN_MS):
-                self._kill_group()
-        process.waitForFinished(2000)
+        if not process.waitForFinished(SHUTDOWN_MS):
+            self._kill_group()
+            process.waitForFinished(2000)
 
     # -- the child's messages -----------------------------------------------------------------
 

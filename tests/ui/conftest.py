@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shiboken6
 from gui_support import ScriptedPrompter
 from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QApplication, QWidget
@@ -27,10 +28,13 @@ def _flush_deletes() -> None:
 @pytest.fixture(autouse=True)
 def no_leaked_top_level_widgets(qapp: QApplication) -> Iterator[None]:
     """Fail a test that leaves a top-level widget alive (set up first, so checked last)."""
-    before = {id(w) for w in QApplication.topLevelWidgets()}
+    # C++ addresses, not id(): PySide may wrap a C++-made widget anew on each call, and a new
+    # wrapper's id may be an old one's (hiding a leak) or differ (reporting a false one).
+    before = {shiboken6.getCppPointer(w)[0] for w in QApplication.topLevelWidgets()}
     yield
     _flush_deletes()
-    leaked = [w for w in QApplication.topLevelWidgets() if id(w) not in before]
+    leaked = [w for w in QApplication.topLevelWidgets()
+              if shiboken6.getCppPointer(w)[0] not in before]
     names = [f"{type(w).__name__}({w.objectName() or w.windowTitle()!r})" for w in leaked]
     for widget in leaked:
         widget.close()

@@ -21,6 +21,20 @@ def tagged(monkeypatch: pytest.MonkeyPatch) -> str:
     return tag
 
 
+def hanging_worker(tag: str) -> bool:
+    """Whether this test's worker process is inside the selftest "hang" kernel (sleeping in
+    its loop, not waiting for a request on its pipe)."""
+    for pid in processes_tagged(tag):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            waiting_in = Path(f"/proc/{pid}/wchan").read_text()
+        except OSError:
+            continue
+        if b"app.engine.worker" in command and "nanosleep" in waiting_in:
+            return True
+    return False
+
+
 def verify_and_wait(qtbot: Any, window: MainWindow) -> dict[str, Any]:
     """Verify the current kernel and return the verdict."""
     with qtbot.waitSignal(window.runner.verified, timeout=60000) as blocker:
@@ -78,4 +92,20 @@ def test_closing_the_window_ends_the_warm_process_and_its_worker(
     assert verify_and_wait(qtbot, main)["status"] == "passed"
     assert len(processes_tagged(tagged)) == 2
     assert main.close()
+    qtbot.waitUntil(lambda: not processes_tagged(tagged), timeout=10000)
+
+
+def test_closing_the_window_during_a_hanging_run_leaves_no_worker_behind(
+        qtbot: Any, tmp_path: Path, prompter: Any, tagged: str) -> None:
+    main = MainWindow(settings_path=tmp_path / "s.ini", prompter=prompter, offer_recovery=False)
+    qtbot.addWidget(main)
+    main.show()
+    main.open_files([selftest_kernel(tmp_path / "hang", "hang")])
+    main.runner.backend = "selftest"
+    main.runner.timeout = 300.0
+    assert main.verify()
+    qtbot.waitUntil(lambda: hanging_worker(tagged), timeout=30000)
+    assert main.close()
+    # The worker runs in a session of its own and, inside the kernel, does not read its pipe:
+    # only the job process's cooperative cancel stops it.
     qtbot.waitUntil(lambda: not processes_tagged(tagged), timeout=10000)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -23,13 +24,24 @@ from ui.charts.variants_chart import VariantsChart
 from ui.theme import Theme
 
 
+def _address(widget: QWidget) -> int:
+    """The C++ object's address: stable, unlike id() of a wrapper that PySide may make anew
+    (and whose id a new object may then reuse) each time topLevelWidgets() is called."""
+    return int(shiboken6.getCppPointer(widget)[0])
+
+
+def _top_level_addresses() -> set[int]:
+    """The addresses of every top-level widget now."""
+    return {_address(widget) for widget in QApplication.topLevelWidgets()}
+
+
 class ChartsPane(QWidget):
     """Samples, variants, sweep and roofline charts; each fed plain arrays by the window."""
 
     def __init__(self, theme: Theme | None = None, parent: QWidget | None = None) -> None:
         """Create every chart once."""
         super().__init__(parent)
-        before = {id(widget) for widget in QApplication.topLevelWidgets()}
+        before = _top_level_addresses()
         self.samples = SamplesChart(theme)
         self.variants = VariantsChart(theme)
         self.sweep = SweepChart(theme)
@@ -53,7 +65,8 @@ class ChartsPane(QWidget):
     def _adopt_popups(self, before: set[int]) -> None:
         """Parent the menus pyqtgraph creates without a parent, so they die with this pane."""
         for widget in QApplication.topLevelWidgets():
-            if id(widget) not in before and widget is not self and widget.parent() is None:
+            if (_address(widget) not in before and widget is not self
+                    and widget.parent() is None):
                 widget.setParent(self, widget.windowFlags())
 
     def apply_theme(self, theme: Theme) -> None:
