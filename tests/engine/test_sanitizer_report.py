@@ -1,6 +1,6 @@
-"""compute-sanitizer reports turned into findings. The memcheck text is what compute-sanitizer
-printed on an H200 for the read_past_end fixture (host frames shortened); the racecheck text
-follows the same layout for the shared_race fixture."""
+"""compute-sanitizer reports turned into findings. The texts are what compute-sanitizer printed
+on an H200 for the read_past_end fixture (memcheck; host frames shortened) and the shared_race
+fixture (racecheck; the first of its 28 reports)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ MEMCHECK = """========= COMPUTE-SANITIZER
 """
 
 RACECHECK = """========= COMPUTE-SANITIZER
-========= Warning: Race reported between Write access at shared_race+0x2c0 in shared_race.cu:24
-=========     and Read access at shared_race+0x2a0 in shared_race.cu:24 [1016 hazards]
+========= Error: Race reported between Write access at shared_race+0x160 in shared_race.cu:30
+=========     and Read access at shared_race+0x190 in shared_race.cu:30 [256 hazards]
 =========
-========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)
+========= RACECHECK SUMMARY: 28 hazards displayed (8 errors, 20 warnings)
 """
 
 
@@ -40,9 +40,10 @@ def test_memcheck_report_names_kind_kernel_and_source_line() -> None:
 
 def test_racecheck_report_names_the_racing_line() -> None:
     findings = sanitizer.parse_report("racecheck", RACECHECK)
-    assert [(f.kernel, f.location) for f in findings] == [("shared_race", "shared_race.cu:24")]
-    assert findings[0].kind.startswith("Warning: Race reported between Write access")
-    assert "1016 hazards" in findings[0].text
+    assert [(f.kernel, f.location) for f in findings] == [("shared_race", "shared_race.cu:30")]
+    assert findings[0].kind == "Error: Race reported between Write access"
+    assert "256 hazards" in findings[0].text
+    assert "8 errors" in sanitizer.summary_line(RACECHECK)
 
 
 def test_a_clean_run_has_no_findings() -> None:
