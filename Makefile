@@ -9,12 +9,12 @@ HAS_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
 EXTRAS := $(if $(HAS_GPU),gpu,)
 # Without a GPU prefer the CPU torch wheel that lies on local disk over a CUDA build of several GB.
 TORCH_PIN := $(if $(HAS_GPU),,torch==2.13.0)
-export QT_QPA_PLATFORM ?= offscreen
 
 .PHONY: run test lint types contract pytest doctor model clean
 
+# Opens a template in the GUI; where no display can show it, the doctor says what is there.
 run: $(STAMPS)/app model
-	$(BIN)/kernel-studio gui resources/kernels/vector_add/vector_add.cu || $(BIN)/kernel-studio doctor
+	$(BIN)/kernel-studio gui resources/kernels/vector_add/vector_add.toml || $(BIN)/kernel-studio doctor
 
 test: $(STAMPS)/dev lint types contract pytest
 
