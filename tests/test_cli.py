@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -50,3 +51,12 @@ def test_doctor_text_ends_with_a_verdict_line() -> None:
     checks = doctor.run_checks()
     last = doctor.as_text(checks).splitlines()[-1]
     assert last.startswith("ready") or last.startswith("cannot run: missing")
+
+
+def test_gui_without_a_display_says_how_to_get_one(tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    done = subprocess.run([sys.executable, "-m", "app", "gui", str(tmp_path / "k.cu")],
+                          capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert done.returncode == 3
+    assert "no display to open a window on" in done.stderr and "xvfb-run" in done.stderr
