@@ -99,10 +99,16 @@ def run(files: Sequence[str] = (), screenshot: str | None = None) -> int:
     """Open the window (with files), run the event loop, return the exit code."""
     offline.enforce()
     app = application()
-    settings = None
     if screenshot or os.environ.get(STARTUP_PROBE):
         # A screenshot or a measurement must not depend on, or change, the user's layout.
-        settings = Path(tempfile.mkdtemp(prefix="kernel-studio-")) / "settings.ini"
+        with tempfile.TemporaryDirectory(prefix="kernel-studio-") as folder:
+            return _run_window(app, files, screenshot, Path(folder) / "settings.ini")
+    return _run_window(app, files, screenshot, None)
+
+
+def _run_window(app: QApplication, files: Sequence[str], screenshot: str | None,
+                settings: Path | None) -> int:
+    """Show the main window and run the event loop until it closes."""
     window = MainWindow(settings_path=settings, offer_recovery=not screenshot)
     window.show()
     # Open the files once the window has been painted: it is on screen at once.
