@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from selftest_spec import BENCH, write_selftest_spec
 
 from app.engine import backends
 from app.engine.bench import BenchOptions, bench_file, cases_for
@@ -23,57 +24,13 @@ from app.engine.verify import Engine
 from app.launch import CaseError
 from app.spec import load_spec
 
-SPEC = '''
-[kernel]
-source = "k.cu"
-entry = "{entry}"
-
-[[arg]]
-name = "a"
-kind = "in"
-dtype = "float32"
-shape = ["n"]
-
-[[arg]]
-name = "c"
-kind = "out"
-dtype = "float32"
-shape = ["n"]
-
-[[arg]]
-name = "n"
-kind = "scalar"
-dtype = "int32"
-value = "n"
-
-[launch]
-grid = ["cdiv(n, 256)"]
-block = ["256"]
-
-[reference]
-python = "ref.py"
-
-[verify]
-cases = [{{ n = 1 }}, {{ n = 1025 }}]
-seeds = 1
-{bench}'''
-BENCH = '''
-[bench]
-case = { n = 4096 }
-bytes = "8 * n"
-flops = "n"
-'''
 QUICK = dict(backend="selftest", budget_ms=60.0, warmup_ms=1.0)
 
 
 def make_spec(folder: Path, entry: str = "copy", name: str | None = None,
               bench: str = BENCH) -> Path:
     """A spec whose kernel is a selftest behaviour."""
-    (folder / "k.cu").write_text("// the selftest backend runs named behaviours\n")
-    (folder / "ref.py").write_text("def reference(a, n):\n    return {'c': a}\n")
-    path = folder / f"{name or entry}.toml"
-    path.write_text(SPEC.format(entry=entry, bench=bench))
-    return path
+    return write_selftest_spec(folder, entry, seeds=1, bench=bench, name=name or entry)
 
 
 @pytest.fixture(scope="module")

@@ -9,54 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from selftest_spec import write_selftest_spec
 
 from app import system
 from app.engine.verify import Engine, VerifyOptions, verify_file
 
-SPEC = '''
-[kernel]
-source = "k.cu"
-entry = "{entry}"
-
-[[arg]]
-name = "a"
-kind = "in"
-dtype = "float32"
-shape = ["n"]
-
-[[arg]]
-name = "c"
-kind = "out"
-dtype = "float32"
-shape = ["{out_size}"]
-
-[[arg]]
-name = "n"
-kind = "scalar"
-dtype = "int32"
-value = "n"
-
-[launch]
-grid = ["cdiv(n, 256)"]
-block = ["256"]
-
-[reference]
-python = "ref.py"
-
-[verify]
-cases = [{{ n = 1 }}, {{ n = 1025 }}]
-seeds = 2
-'''
-
 
 def make_spec(folder: Path, entry: str = "copy", out_size: str = "n",
               reference: str = "return {'c': a}") -> Path:
-    """Write a spec whose kernel is a selftest behaviour."""
-    (folder / "k.cu").write_text("// the selftest backend runs named behaviours\n")
-    (folder / "ref.py").write_text(f"def reference(a, n):\n    {reference}\n")
-    path = folder / "k.toml"
-    path.write_text(SPEC.format(entry=entry, out_size=out_size))
-    return path
+    """A vector_add-shaped spec whose kernel is a selftest behaviour."""
+    return write_selftest_spec(folder, entry, reference=reference, out_size=out_size)
 
 
 @pytest.fixture(scope="module")

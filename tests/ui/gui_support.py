@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from selftest_spec import write_selftest_spec
+
 from ui.prompter import Prompter
 
 
@@ -44,57 +46,10 @@ class ScriptedPrompter(Prompter):
 
 # -- kernels run by the engine's selftest backend ---------------------------------------------
 
-SPEC = """[kernel]
-source = "k.cu"
-entry = "{entry}"
-
-[[arg]]
-name = "a"
-kind = "in"
-dtype = "float32"
-shape = ["n"]
-
-[[arg]]
-name = "c"
-kind = "out"
-dtype = "float32"
-shape = ["n"]
-
-[[arg]]
-name = "n"
-kind = "scalar"
-dtype = "int32"
-value = "n"
-
-[launch]
-grid = ["cdiv(n, 256)"]
-block = ["256"]
-
-[reference]
-python = "ref.py"
-
-[verify]
-cases = [{{ n = 1 }}, {{ n = 1025 }}]
-seeds = 2
-"""
-
-
-BENCH = """
-[bench]
-case = { n = 4096 }
-bytes = "8 * n"
-flops = "n"
-"""
-
-
 def selftest_kernel(folder: Path, entry: str, reference: str = "return {'c': a}",
                     bench: str = "") -> Path:
     """A kernel folder whose spec names a selftest behaviour; returns the .cu path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "k.cu").write_text("// run by the selftest backend\n__global__ void k() {}\n")
-    (folder / "ref.py").write_text(f"def reference(a, n):\n    {reference}\n")
-    (folder / "k.toml").write_text(SPEC.format(entry=entry) + bench)
-    return folder / "k.cu"
+    return write_selftest_spec(folder, entry, reference=reference, bench=bench).with_suffix(".cu")
 
 
 def processes_tagged(tag: str) -> list[int]:

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from gui_support import BENCH, selftest_kernel
+from gui_support import selftest_kernel
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
+from selftest_spec import BENCH
 
 from app.engine.bench import BenchOptions
 from ui.bench_options import options_from_json, options_to_json

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from gui_support import BENCH, processes_tagged, selftest_kernel
+from gui_support import processes_tagged, selftest_kernel
 from PySide6.QtCore import Qt
+from selftest_spec import BENCH
 
 from ui.main_window import MainWindow
 
