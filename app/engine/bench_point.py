@@ -19,7 +19,7 @@ from app.engine.client import WorkerFault, WorkerHandle
 from app.engine.reference import expected_outputs
 from app.engine.roofline import Flag, speedup_flag, throttle_flag, throughput
 from app.engine.timing import TimingPlan, bootstrap_ratio, summarize
-from app.engine.verify import Prepared, RunContext, VerifyOptions, _check_images, _run_status
+from app.engine.verify import Prepared, RunContext, VerifyOptions, check_images, run_status
 from app.launch import Resolved, resolve
 from app.spec import Case, Spec
 
@@ -160,8 +160,8 @@ def _checks(ctx: PointContext, staged: Staged) -> list[Any]:
             results.append(RunResult(staged.resolved.case, BENCH_SEED, "unverified",
                                      f"{label}: the worker wrote no images to check"))
             continue
-        findings = _check_images(run_ctx, staged.resolved, staged.inputs, staged.expected, paths)
-        status = _run_status(findings)
+        findings = check_images(run_ctx, staged.resolved, staged.inputs, staged.expected, paths)
+        status = run_status(findings)
         message = f"{label}: " + ("matches the reference" if status == "passed" else
                                   findings[0].message)
         results.append(RunResult(staged.resolved.case, BENCH_SEED, status, message, findings))

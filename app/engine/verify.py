@@ -188,11 +188,11 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunRe
         return _fault_result(case, seed, fault.kind, str(fault))
     if not reply.get("ok"):
         return _fault_result(case, seed, str(reply.get("error")), str(reply.get("message")))
-    findings = _check_images(ctx, resolved, inputs, expected, paths)
-    return RunResult(case, seed, _run_status(findings), "", findings, float(reply["seconds"]))
+    findings = check_images(ctx, resolved, inputs, expected, paths)
+    return RunResult(case, seed, run_status(findings), "", findings, float(reply["seconds"]))
 
 
-def _check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
+def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
                   expected: dict[str, Any], paths: dict[str, Path]) -> list[Finding]:
     """Every check of DESIGN.md on the images the worker wrote back."""
     findings: list[Finding] = []
@@ -216,7 +216,7 @@ def _check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
     return findings
 
 
-def _run_status(findings: list[Finding]) -> str:
+def run_status(findings: list[Finding]) -> str:
     """The most telling finding names the run's status."""
     kinds = {f.kind for f in findings}
     return next((k for k in FINDING_PRIORITY if k in kinds), "passed")
