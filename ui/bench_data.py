@@ -2,8 +2,8 @@
 
 The engine's report provides the arrays itself (BenchReport.to_json()["charts"]: samples,
 sweep, roofline) and, for A/B, the ratio of medians with its bootstrap interval (shown over the
-bars); this module hands them to the charts and adds the one thing the report does not carry: a
-bootstrap confidence interval of each variant's own median, for the bars' whiskers.
+bars); this module hands them to the charts, with each variant's median interval for the bars'
+whiskers from the engine's statistics (app.engine.timing.bootstrap_median).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-import numpy as np
+from app.engine.timing import bootstrap_median
 
 BOOTSTRAP_RESAMPLES = 1000
 CONFIDENCE = 0.95
@@ -40,17 +40,9 @@ class ChartsLike(Protocol):
 
 
 def median_interval(samples: Sequence[float], seed: int = 0) -> tuple[float, float, float]:
-    """The median and a percentile-bootstrap confidence interval of it (NaN when empty)."""
-    values = np.asarray(samples, dtype=float)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    draws = rng.choice(values, size=(BOOTSTRAP_RESAMPLES, values.size), replace=True)
-    medians = np.median(draws, axis=1)
-    tail = (1 - CONFIDENCE) / 2
-    low, high = np.quantile(medians, [tail, 1 - tail])
-    return float(np.median(values)), float(low), float(high)
+    """The median and a bootstrap confidence interval of it (NaN when empty), computed by the
+    engine's own statistics."""
+    return bootstrap_median(samples, CONFIDENCE, BOOTSTRAP_RESAMPLES, seed)
 
 
 def feed_samples(charts: ChartsLike, names: Sequence[str],

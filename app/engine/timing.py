@@ -180,6 +180,21 @@ def _bootstrap_medians(values: np.ndarray[Any, Any], resamples: int,
     return medians
 
 
+def bootstrap_median(samples: Sequence[float], level: float = 0.95,
+                     resamples: int = BOOTSTRAP_RESAMPLES,
+                     seed: int = 0) -> tuple[float, float, float]:
+    """The median of the finite samples and its percentile-bootstrap interval, seeded (NaN
+    three times when there is no sample): the whiskers of a variant's bar."""
+    values = np.asarray(samples, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    medians = _bootstrap_medians(values, resamples, np.random.default_rng(seed))
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = (float(v) for v in np.percentile(medians, [tail, 100.0 - tail]))
+    return float(np.median(values)), low, high
+
+
 def bootstrap_ratio(a: Sequence[float], b: Sequence[float], level: float = 0.95,
                     resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> RatioInterval:
     """The ratio of medians of a over b and its percentile-bootstrap interval.

@@ -170,3 +170,14 @@ def test_bootstrap_interval_covers_the_true_ratio_about_95_percent_of_the_time()
 def test_bootstrap_refuses_empty_samples() -> None:
     with pytest.raises(ValueError):
         bootstrap_ratio([], [1.0])
+
+
+def test_bootstrap_median_brackets_the_median_and_is_repeatable() -> None:
+    from app.engine.timing import bootstrap_median
+
+    samples = [1.0, 1.2, 0.8, 1.1, 0.9, 1.05, float("nan")]
+    median, low, high = bootstrap_median(samples, seed=3)
+    assert median == 1.025  # the NaN is ignored
+    assert low <= median <= high and low >= 0.8 and high <= 1.2
+    assert bootstrap_median(samples, seed=3) == (median, low, high)
+    assert all(v != v for v in bootstrap_median([]))  # NaN three times
