@@ -268,7 +268,7 @@ def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder
     """Verify on one worker handle with a given guard size (0 under a sanitizer)."""
     if not options.trusted:
         return Verdict("unverified", "this spec came from elsewhere: its reference runs only "
-                       "after you allow it (--trust-reference)")
+                       "after you allow it; read it first")
     resolved = _resolve_all(spec)
     if isinstance(resolved, Verdict):
         return resolved
