@@ -116,9 +116,12 @@ class _Collector:
     def __init__(self) -> None:
         """Start with none."""
         self.problems: list[Problem] = []
+        self.missing_sections: set[str] = set()
 
     def add(self, where: str, message: str) -> None:
-        """Record one problem."""
+        """Record one problem; a field of a section already reported missing is not repeated."""
+        if message == "missing" and where.split(".")[0] in self.missing_sections:
+            return
         self.problems.append(Problem(where, message))
 
     def table(self, data: Mapping[str, Any], key: str, allowed: set[str],
@@ -128,6 +131,7 @@ class _Collector:
         if value is None:
             if required:
                 self.add(f"[{key}]", "missing section")
+                self.missing_sections.add(f"[{key}]")
             return {}
         if not isinstance(value, dict):
             self.add(key, f"must be a table, not {type(value).__name__}")
@@ -285,6 +289,8 @@ def _parse_case(c: _Collector, value: Any, where: str) -> Case | None:
 def _parse_cases(c: _Collector, verify: Mapping[str, Any]) -> tuple[Case, ...]:
     """[verify].cases: a non-empty list of cases."""
     raw = verify.get("cases")
+    if "[verify]" in c.missing_sections:
+        return ()
     if not isinstance(raw, list) or not raw:
         c.add("[verify].cases", "must be a non-empty list of cases, e.g. [{ n = 1 }, { n = 1000 }]")
         return ()
@@ -410,6 +416,9 @@ def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None =
 def parse_spec_text(text: str, base_dir: Path, path: Path | None = None,
                     check_files: bool = True) -> Spec:
     """Parse TOML text into a Spec; SpecError names every problem (TOML syntax included)."""
+    if not text.strip():
+        raise SpecError([Problem("file", "the spec is empty; start from a template such as "
+                                         "resources/kernels/vector_add/vector_add.toml")], path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

@@ -127,10 +127,12 @@ class Verdict:
 
     def describe(self) -> str:
         """A readable report: the verdict, then every run, with details for failures."""
-        where = self.device.get("name", self.backend)
-        head = f"{self.status.upper()}: {self.message}"
-        lines = [head, f"  backend: {self.backend} ({where})" + (
-            " - CPU emulation: results only, timing is not meaningful" if self.emulated else "")]
+        lines = [f"{self.status.upper()}: {self.message}"]
+        if self.backend:
+            where = self.device.get("name", self.backend)
+            lines.append(f"  backend: {self.backend} ({where})" + (
+                " - CPU emulation: results only, timing is not meaningful"
+                if self.emulated else ""))
         for run in self.runs:
             lines.append(f"  {run.title()}" + (f" - {run.message}" if run.message else ""))
             for finding in run.findings:
@@ -138,8 +140,9 @@ class Verdict:
         for item in self.sanitizer:
             lines.append(f"  sanitizer: {item.get('tool')}: {item.get('kind')} in "
                          f"{item.get('kernel')} at {item.get('location') or 'unknown line'}")
-        lines.append(f"  {len([r for r in self.runs if r.passed])}/{len(self.runs)} runs passed"
-                     f" in {self.seconds:.2f} s")
+        if self.runs:
+            lines.append(f"  {len([r for r in self.runs if r.passed])}/{len(self.runs)} runs "
+                         f"passed in {self.seconds:.2f} s")
         return "\n".join(lines)
 
 

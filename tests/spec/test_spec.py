@@ -139,7 +139,11 @@ def test_all_problems_are_reported_at_once(folder: Path) -> None:
 
 
 def test_missing_sections_and_bad_toml(folder: Path) -> None:
-    assert problems_of("", folder)[0] == "[kernel]: missing section"
+    assert problems_of("", folder) == ["file: the spec is empty; start from a template such as "
+                                       "resources/kernels/vector_add/vector_add.toml"]
+    only_kernel = problems_of('[kernel]\nsource = "vector_add.cu"\nentry = "k"\n', folder)
+    assert "[launch]: missing section" in only_kernel
+    assert "[launch].grid: missing" not in only_kernel  # said once, for the section
     assert problems_of("[kernel\n", folder)[0].startswith("toml: not valid TOML")
 
 
