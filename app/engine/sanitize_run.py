@@ -34,7 +34,9 @@ def verify_sanitized(spec: Spec, options: VerifyOptions, engine: Engine,
                        "nothing was checked")
     log = engine.folder / f"sanitizer-{tool}.log"
     handle = WorkerHandle(backend, wrapper=sanitizer.wrapper(tool, log), log_dir=engine.folder)
-    quick = replace(options, seeds=1, timeout=options.timeout * SLOWDOWN, sanitize=None)
+    # initcheck can only see reads of memory nothing wrote: leave the outputs uninitialized.
+    quick = replace(options, seeds=1, timeout=options.timeout * SLOWDOWN, sanitize=None,
+                    uninitialized_outputs=tool == "initcheck")
     try:
         verdict = verify_with(spec, quick, handle, engine.folder, 0, cancel, progress)
     finally:

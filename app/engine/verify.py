@@ -42,6 +42,8 @@ class VerifyOptions:
     trusted: bool = True
     rtol: float | None = None
     atol: float | None = None
+    # Leave `out` buffers uninitialized on the device (for compute-sanitizer initcheck).
+    uninitialized_outputs: bool = False
 
 
 @dataclass
@@ -117,13 +119,14 @@ def _load_message(spec: Spec, prepared: Prepared) -> dict[str, Any]:
     return message
 
 
-def _arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path],
-               guard: int) -> list[dict[str, Any]]:
+def _arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path], guard: int,
+               uninitialized_outputs: bool = False) -> list[dict[str, Any]]:
     """The `args` of a run request, in parameter order."""
     items: list[dict[str, Any]] = []
     for arg in spec.args:
         if arg.is_buffer:
-            items.append({"buffer": str(images[arg.name]), "offset": guard, "dtype": arg.dtype})
+            items.append({"buffer": str(images[arg.name]), "offset": guard, "dtype": arg.dtype,
+                          "upload": not (uninitialized_outputs and arg.kind == "out")})
         else:
             items.append({"scalar": resolved.scalars[arg.name], "dtype": arg.dtype})
     return items
@@ -178,7 +181,8 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunRe
     message: dict[str, Any] = {"op": "run", "symbol": ctx.prepared.symbol, "entry": spec.entry,
                "grid": resolved.grid, "block": resolved.block,
                "shared_bytes": resolved.shared_bytes,
-               "args": _arg_items(spec, resolved, paths, ctx.guard)}
+               "args": _arg_items(spec, resolved, paths, ctx.guard,
+                                  ctx.options.uninitialized_outputs)}
     limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
     try:
         message["module"] = _ensure_loaded(ctx)

@@ -36,7 +36,8 @@ def _args(items: list[dict[str, Any]]) -> list[BufferArg | ScalarArg]:
     for item in items:
         if "buffer" in item:
             image = np.fromfile(item["buffer"], dtype=np.uint8)
-            args.append(BufferArg(image, int(item["offset"]), str(item["dtype"])))
+            args.append(BufferArg(image, int(item["offset"]), str(item["dtype"]),
+                                  bool(item.get("upload", True))))
         else:
             args.append(ScalarArg(item["scalar"], str(item["dtype"])))
     return args

@@ -23,7 +23,7 @@ EXPECTED = {
     "skip_tail": "unwritten", "first_block_only": "unwritten", "mutate_input": "input_changed",
     "write_past_end": "guard_zone", "constant_output": "mismatch", "stale_output": "unwritten",
     "hang": "timeout", "illegal_address": "crash", "shared_race": "mismatch",
-    "read_past_end": "mismatch",
+    "read_past_end": "mismatch", "read_output_first": "mismatch",
 }
 
 

@@ -23,6 +23,7 @@ HOSTILE = {
     "hang": "timeout",
     "illegal_address": "crash",
     "read_past_end": "mismatch",
+    "read_output_first": "mismatch",
 }
 
 
@@ -91,3 +92,18 @@ def test_memcheck_reports_the_out_of_bounds_read(engine: Engine) -> None:
     kinds = " ".join(item["kind"] for item in verdict.sanitizer)
     assert "Invalid __global__ read" in kinds
     assert any(".cu:" in item["location"] for item in verdict.sanitizer), verdict.sanitizer
+
+
+@pytest.mark.gpu
+def test_initcheck_reports_a_read_of_an_output_nothing_wrote(engine: Engine) -> None:
+    verdict = verify_file(spec_path(FIXTURES, "read_output_first"),
+                          VerifyOptions("pycuda", sanitize="initcheck"), engine)
+    assert verdict.status == "sanitizer", verdict.describe()
+    assert any("Uninitialized" in item["kind"] for item in verdict.sanitizer), verdict.sanitizer
+
+
+@pytest.mark.gpu
+def test_initcheck_passes_a_kernel_that_only_writes_its_output(engine: Engine) -> None:
+    verdict = verify_file(spec_path(RESOURCES / "kernels", "vector_add"),
+                          VerifyOptions("pycuda", sanitize="initcheck"), engine)
+    assert verdict.status == "passed", verdict.describe()

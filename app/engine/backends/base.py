@@ -35,6 +35,9 @@ class BufferArg:
     image: np.ndarray[Any, np.dtype[np.uint8]]
     offset: int
     dtype: str
+    # False: allocate but do not copy the image in, so the device memory stays uninitialized
+    # (under compute-sanitizer initcheck a kernel that reads an output before writing it shows).
+    upload: bool = True
 
 
 @dataclass(frozen=True)

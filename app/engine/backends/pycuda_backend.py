@@ -109,7 +109,7 @@ class PycudaBackend(Backend):
                 continue
             allocation = cuda.mem_alloc(max(1, arg.image.nbytes))
             allocations.append(allocation)
-            if arg.image.nbytes:
+            if arg.image.nbytes and arg.upload:
                 cuda.memcpy_htod(allocation, arg.image)
             params.append(np.uintp(int(allocation) + arg.offset))
         return params
