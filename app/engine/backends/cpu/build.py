@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine.backends.base import BackendError
-from app.engine.backends.cpu import source, toolchain
+from app.engine.backends.cpu import imports, source, toolchain
 from app.engine.backends.cpu.toolchain import Toolchain
 from app.fsutil import atomic_write_text
 
@@ -141,4 +141,5 @@ def build(compiler: Toolchain, text: str, source_path: str, source_dir: str | No
         if problem:
             raise toolchain.explain_failure(problem, entry)
         _record(manifest, library, preprocessed, source_path)
+    imports.check_imports(library)  # cached libraries too: they may predate the check
     return BuiltKernel(library, entry, source.launch_bounds(text, entry))
