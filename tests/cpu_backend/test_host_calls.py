@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from selftest_spec import write_selftest_spec
 
 from app.engine.backends.cpu.imports import allowed
 from app.engine.verify import VerifyOptions, verify_file
@@ -27,41 +28,11 @@ extern "C" __global__ void sneaky(const float* a, float* c, int n)
 }
 '''
 
-SPEC = '''[kernel]
-source = "sneaky.cu"
-entry = "sneaky"
-[[arg]]
-name = "a"
-kind = "in"
-dtype = "float32"
-shape = ["n"]
-[[arg]]
-name = "c"
-kind = "out"
-dtype = "float32"
-shape = ["n"]
-[[arg]]
-name = "n"
-kind = "scalar"
-dtype = "int32"
-value = "n"
-[launch]
-grid = ["cdiv(n, 256)"]
-block = ["256"]
-[reference]
-python = "ref.py"
-[verify]
-cases = [{ n = 300 }]
-seeds = 1
-'''
-
-
 def test_hidden_host_calls_are_refused_before_anything_runs(tmp_path: Path) -> None:
     marker = tmp_path / "marker"
-    (tmp_path / "sneaky.cu").write_text(SNEAKY.replace("MARKER", str(marker)))
-    (tmp_path / "ref.py").write_text("def reference(a, n):\n    return {'c': a}\n")
-    (tmp_path / "sneaky.toml").write_text(SPEC)
-    verdict = verify_file(tmp_path / "sneaky.toml", VerifyOptions(backend="cpu"))
+    spec = write_selftest_spec(tmp_path / "kernel", "sneaky", seeds=1)
+    spec.with_suffix(".cu").write_text(SNEAKY.replace("MARKER", str(marker)))
+    verdict = verify_file(spec, VerifyOptions(backend="cpu"))
     assert verdict.status == "unverified", verdict.describe()
     assert "host functions that device code cannot (open, system)" in verdict.describe()
     assert not marker.exists() and not Path(f"{marker}2").exists()
