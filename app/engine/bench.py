@@ -57,12 +57,13 @@ class BenchOptions:
     """How to time: backend, plan, case or sweep, baseline, verification, peaks."""
 
     backend: str = "auto"
-    mode: str = "cold"
-    budget_ms: float = 2000.0
-    min_samples: int = 10
-    max_samples: int = 10_000
-    rse_target: float = 0.005
-    warmup_ms: float = 25.0
+    # The plan's fields, flat for the CLI and the GUI; their defaults are the plan's own.
+    mode: str = TimingPlan.mode
+    budget_ms: float = TimingPlan.budget_ms
+    min_samples: int = TimingPlan.min_samples
+    max_samples: int = TimingPlan.max_samples
+    rse_target: float = TimingPlan.rse_target
+    warmup_ms: float = TimingPlan.warmup_ms
     case: Case | None = None
     sweep: tuple[str, list[int | float]] | None = None
     vs: str | Path | None = None
@@ -73,7 +74,7 @@ class BenchOptions:
     peaks: bool = True
     remeasure_peaks: bool = False
     seed: int = 0
-    limit_ms: float | None = None
+    limit_ms: float | None = TimingPlan.limit_ms
 
     def plan(self) -> TimingPlan:
         """The timing plan these options ask for (raises PlanError)."""
