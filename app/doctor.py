@@ -62,7 +62,7 @@ def _gpus() -> list[Check]:
     """One line per GPU, or one line saying there is none and what verify does about it."""
     gpus = system.list_gpus()
     if not gpus:
-        if system.importable("app.engine.backends.cpu"):
+        if system.importable("app.engine.worker.backends.cpu"):
             note = "no GPU: verify uses the CPU emulator"
         else:
             note = "no GPU: verify needs the CPU emulator, which is not available yet"

@@ -28,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.engine.verify import Engine, VerifyOptions, verify_file  # noqa: E402
+from app.engine.verify.runs import Engine, VerifyOptions  # noqa: E402
+from app.engine.verify.verifier import verify_file  # noqa: E402
 
 SPEC = ROOT / "resources" / "kernels" / "vector_add" / "vector_add.toml"
 CASES = ["n=1", "n=1025", "n=1000003"]

@@ -17,7 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.engine.verify import Engine, VerifyOptions, verify  # noqa: E402
+from app.engine.verify.runs import Engine, VerifyOptions  # noqa: E402
+from app.engine.verify.verifier import verify  # noqa: E402
 from app.spec import load_spec  # noqa: E402
 
 CASES = [{"n": 1}, {"n": 1000}, {"n": 1_000_003}]

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 from app import expr
+from app.cases import resolve
 from app.dtypes import DTYPES, lookup
-from app.engine.buffers import generate_inputs
-from app.engine.reference import expected_outputs
-from app.launch import resolve
+from app.engine.verify.buffers import generate_inputs
+from app.engine.verify.reference import expected_outputs
 from app.spec import Spec, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, QRunnable, Signal
 def describe_backend() -> tuple[str, str]:
     """What runs kernels on this machine, in a few words, and the details for a tool tip."""
     from app import system
-    from app.engine import backends
+    from app.engine.worker import backends
 
     gpus = system.list_gpus()
     pycuda = backends.usable("pycuda")

@@ -3,7 +3,7 @@
 The engine's report provides the arrays itself (BenchReport.to_json()["charts"]: samples,
 sweep, roofline) and, for A/B, the ratio of medians with its bootstrap interval (shown over the
 bars); this module hands them to the charts, with each variant's median interval for the bars'
-whiskers from the engine's statistics (app.engine.timing.bootstrap_median).
+whiskers from the engine's statistics (app.engine.worker.timing.bootstrap_median).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from app.engine.timing import bootstrap_median
+from app.engine.bench.stats import bootstrap_median
 
 BOOTSTRAP_RESAMPLES = 1000
 CONFIDENCE = 0.95

@@ -1,4 +1,4 @@
-"""Timing options between the GUI and its job process: app.engine.bench.BenchOptions as JSON
+"""Timing options between the GUI and its job process: app.engine.bench.runner.BenchOptions as JSON
 and back (no Qt; the dialog builds the options, the job process runs them)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def options_to_json(options: Any) -> dict[str, Any]:
 
 def options_from_json(data: dict[str, Any], backend: str = "auto") -> Any:
     """A BenchOptions from options_to_json's data (the engine's defaults for the rest)."""
-    from app.engine.bench import BenchOptions
+    from app.engine.bench.runner import BenchOptions
 
     fields = {name: data[name] for name in FIELDS if data.get(name) is not None}
     if "sweep" in fields:

@@ -1,8 +1,8 @@
 """Run > Bench with options: budget, cold or hot timing, a size sweep and an A/B baseline.
 
-The dialog builds an app.engine.bench.BenchOptions (what `kernel-studio bench` builds from its
-flags), so the GUI and the CLI time the same way; it validates as you type and refuses OK while
-anything is wrong, saying what.
+The dialog builds a BenchOptions of app.engine.bench.runner (what `kernel-studio bench` builds
+from its flags), so the GUI and the CLI time the same way; it validates as you type and
+refuses OK while anything is wrong, saying what.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class BenchOptionsDialog(QDialog):
 
     def _load(self, initial: Any) -> None:
         """Show the last options used (the engine's defaults the first time)."""
-        from app.engine.bench import BenchOptions
+        from app.engine.bench.runner import BenchOptions
 
         options = initial or BenchOptions()
         self.budget.setValue(float(options.budget_ms))
@@ -158,7 +158,7 @@ class BenchOptionsDialog(QDialog):
 
     def options(self) -> Any:
         """The BenchOptions these fields describe (call once validate() is True)."""
-        from app.engine.bench import BenchOptions
+        from app.engine.bench.runner import BenchOptions
 
         sweep = None
         if self.sweep_box.isChecked():

@@ -1,6 +1,6 @@
 """The Compile pane: clickable diagnostics, the resource table and the compiler's raw output.
 
-It shows the plain data a compile job returns (JSON from ui.job_runner); it never compiles.
+It shows the plain data a compile job returns (JSON from app.jobs.server); it never compiles.
 """
 
 from __future__ import annotations

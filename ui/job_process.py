@@ -1,6 +1,6 @@
 """The GUI's long-lived job process, driven by QProcess events (no thread, never blocking).
 
-The child is `python -m ui.job_runner` by default (any program speaking its JSON lines works).
+The child is `python -m app.jobs.server` by default (any program speaking its JSON lines works).
 It is started on the first request and kept between requests, so its imports and its engine's
 worker (the CUDA context) stay warm. Its state is reported as it changes: stopped (no process;
 the next request starts one), starting, restarting (a fresh process after the last one was
@@ -31,8 +31,8 @@ STATES = ("stopped", "starting", "restarting", "idle", "busy")
 
 
 def runner_command() -> list[str]:
-    """The default child: this interpreter running ui.job_runner."""
-    return [sys.executable, "-m", "ui.job_runner"]
+    """The default child: this interpreter running app.jobs.server."""
+    return [sys.executable, "-m", "app.jobs.server"]
 
 
 class JobProcess(QObject):

@@ -18,13 +18,13 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from app import offline
+from app import offline, settings
 from ui.main_window import MainWindow
 
 SCREENSHOT_TIMEOUT_MS = 120_000
 SETTLE_MS = 400
 # Set by benchmarks/gui_startup.py: print when the window is exposed, then quit.
-STARTUP_PROBE = "KERNEL_STUDIO_STARTUP_PROBE"
+STARTUP_PROBE = settings.STARTUP_PROBE.variable
 
 
 def application() -> QApplication:

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 try:
-    from app.engine.results import PLAIN_WORDS
+    from app.engine.verify.results import PLAIN_WORDS
 except ImportError:  # pragma: no cover - the engine is not in every checkout yet
     PLAIN_WORDS = {}
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app import settings
 from ui.job_process import JobProcess
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def launch_shape(spec: Spec | None) -> tuple[int, int]:
     """Threads per block and dynamic shared bytes for the bench case (else the first case)."""
     if spec is None:
         return 0, 0
-    from app.launch import CaseError, resolve  # numpy: imported when a spec is first used
+    from app.cases import CaseError, resolve  # numpy: imported when a spec is first used
 
     cases = [spec.bench_case] if spec.bench_case else list(spec.cases[:1])
     for case in cases:
@@ -61,7 +62,7 @@ class RunController(QObject):
         """One job process, reused."""
         super().__init__(parent)
         self.backend = "auto"
-        self.timeout = 10.0
+        self.timeout = settings.TIME_LIMIT_S
         self.job = JobProcess(self)
         self.job.progress.connect(self.progress)
         self.job.stateChanged.connect(self.workerState)
@@ -94,7 +95,7 @@ class RunController(QObject):
                                       "sanitize": sanitize, "timeout": self.timeout})
 
     def bench(self, spec_path: Path, options: Any = None) -> bool:
-        """Time a saved spec's kernel; `options` (an app.engine.bench.BenchOptions) sets the
+        """Time a saved spec's kernel; `options` (an app.engine.bench.runner.BenchOptions) sets the
         budget, cold or hot timing, a sweep and a baseline (--vs)."""
         from ui.bench_options import options_to_json
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from app.launch import CaseError, resolve
+from app.cases import CaseError, resolve
 from app.spec import Problem, Spec, SpecError, parse_spec_data
 
 ArgRow = dict[str, str]

@@ -164,8 +164,8 @@ class RunCommands(QObject):
                 editor.set_diagnostics(items)
 
     def bench(self, options: Any = None) -> bool:
-        """Time the current kernel (with `options`, an app.engine.bench.BenchOptions, when the
-        user chose some; the engine's defaults otherwise)."""
+        """Time the current kernel (with `options`, a BenchOptions of app.engine.bench.runner, when
+        the user chose some; the engine's defaults otherwise)."""
         w = self.window
         spec_path = self.ready_spec()
         if spec_path is None:

@@ -109,7 +109,8 @@ def write_candidate(spec: Spec, code: str, folder: Path, answer_text: str) -> Pa
 def verify_candidate(spec_path: Path, backend: str, engine: Any,
                      cancel: threading.Event | None) -> tuple[str, str]:
     """(status, message) from the verification engine."""
-    from app.engine.verify import VerifyOptions, verify_file
+    from app.engine.verify.runs import VerifyOptions
+    from app.engine.verify.verifier import verify_file
 
     verdict = verify_file(spec_path, VerifyOptions(backend=backend), engine, cancel)
     return verdict.status, verdict.message
@@ -186,6 +187,6 @@ def propose(run: ProposeRun, prompt: Prompt) -> list[Candidate]:
 
 def _engine() -> Any:
     """One verification engine (worker processes) shared by all candidates."""
-    from app.engine.verify import Engine
+    from app.engine.verify.runs import Engine
 
     return Engine()

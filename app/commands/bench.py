@@ -7,8 +7,9 @@ import argparse
 import json
 import sys
 
+from app import settings
 from app.commands.verify import parse_case
-from app.engine.bench import BenchOptions, bench_file
+from app.engine.bench.runner import BenchOptions, bench_file
 
 HELP = ("time a kernel on the GPU: median and spread, GB/s, GFLOP/s, A/B and sweeps "
         "(exit 0 timed, 1 a kernel failed, 2 bad spec, 3 no GPU)")
@@ -51,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop once the relative standard error is under this (0.5)")
     parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
                         help="auto or pycuda time on a GPU; cpu is refused (exit 3)")
-    parser.add_argument("--timeout", type=float, default=10.0,
+    parser.add_argument("--timeout", type=float, default=settings.TIME_LIMIT_S,
                         help="seconds one launch may take before the worker is killed (10)")
     parser.add_argument("--skip-verify", action="store_true",
                         help="do not run the spec's verification cases first (the first and "

@@ -6,8 +6,10 @@ import argparse
 import json
 import sys
 
-from app.engine import sanitizer
-from app.engine.verify import VerifyOptions, verify_file
+from app import settings
+from app.engine.verify import sanitizer
+from app.engine.verify.runs import VerifyOptions
+from app.engine.verify.verifier import verify_file
 
 HELP = "verify a kernel against its reference (exit 0 passed, 1 failed, 2 bad spec, 3 undecided)"
 
@@ -40,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--case", action="append", type=parse_case, metavar="K=V[,K=V]",
                         help="verify this case instead of the spec's (repeatable)")
     parser.add_argument("--seeds", type=int, help="random inputs per case (default: the spec's)")
-    parser.add_argument("--timeout", type=float, default=10.0,
+    parser.add_argument("--timeout", type=float, default=settings.TIME_LIMIT_S,
                         help="seconds a launch may take before it is killed (default 10)")
     parser.add_argument("--arch", help="compile for this arch when no GPU decides it (sm_90)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")

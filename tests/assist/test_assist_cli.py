@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from app.assist.candidates import verify_candidate, write_candidate
-from app.engine.results import PLAIN_WORDS
-from app.engine.verify import Engine, verify_file
+from app.engine.verify.results import PLAIN_WORDS
+from app.engine.verify.runs import Engine
+from app.engine.verify.verifier import verify_file
 from app.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.backends.cpu.toolchain import find_toolchain
+from app.engine.worker.backends.cpu.toolchain import find_toolchain
 from tests.cpu_backend.harness import CpuWorker
 
 if find_toolchain() is None:

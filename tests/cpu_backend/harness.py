@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from app.engine.client import Worker
+from app.engine.worker.client import Worker
 
 GUARD = 4096
 KERNELS = Path(__file__).parent / "kernels"

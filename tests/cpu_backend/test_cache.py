@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.engine.backends.cpu import toolchain
+from app.engine.worker.backends.cpu import toolchain
 from tests.cpu_backend.harness import CpuWorker
 
 KERNEL = """#include "scale.cuh"

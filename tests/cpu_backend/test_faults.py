@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.engine.client import WorkerFault
+from app.engine.worker.client import WorkerFault
 from tests.cpu_backend.harness import CpuWorker, LaunchFailed, Scalar
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from selftest_spec import write_selftest_spec
 
-from app.engine.backends.cpu.imports import allowed
-from app.engine.verify import VerifyOptions, verify_file
+from app.engine.verify.runs import VerifyOptions
+from app.engine.verify.verifier import verify_file
+from app.engine.worker.backends.cpu.imports import allowed
 
 SNEAKY = r'''
 #ifdef __linux__

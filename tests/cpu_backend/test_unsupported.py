@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.backends.cpu import source
+from app.engine.worker.backends.cpu import source
 from tests.cpu_backend.harness import CpuWorker, LaunchFailed
 
 KERNEL = """{prelude}

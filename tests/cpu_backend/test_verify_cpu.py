@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from app import system
-from app.engine.verify import Engine, VerifyOptions, verify_file
+from app.engine.verify.runs import Engine, VerifyOptions
+from app.engine.verify.verifier import verify_file
 from app.paths import RESOURCES, ROOT
 
 TEMPLATES = sorted(p.name for p in (RESOURCES / "kernels").iterdir() if p.is_dir())
@@ -91,7 +92,7 @@ def test_the_cli_verifies_with_cpu_emulation_where_there_is_no_gpu() -> None:
 
 
 def test_without_a_host_compiler_the_cpu_backend_says_so() -> None:
-    from app.engine import backends
+    from app.engine.worker import backends
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("KERNEL_STUDIO_CXX", "/nonexistent/g++")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from app.engine import peaks
-from app.engine.bench import BenchOptions, BenchReport, bench_file
-from app.engine.verify import Engine
+from app.engine.bench import peaks
+from app.engine.bench.runner import BenchOptions, BenchReport, bench_file
+from app.engine.verify.runs import Engine
 from app.paths import RESOURCES
 
 TEMPLATES = sorted(p.name for p in (RESOURCES / "kernels").iterdir() if p.is_dir())

@@ -13,15 +13,16 @@ from pathlib import Path
 import pytest
 from selftest_spec import BENCH, write_selftest_spec
 
-from app.engine import backends
-from app.engine.bench import BenchOptions, bench_file, cases_for
-from app.engine.bench_finish import finish_points
-from app.engine.bench_point import compare
-from app.engine.bench_results import BenchPoint, VariantTiming, format_ms
-from app.engine.peaks import DevicePeaks
-from app.engine.timing import TimingPlan, summarize
-from app.engine.verify import Engine
-from app.launch import CaseError
+from app.cases import CaseError
+from app.engine.bench.assemble import finish_points
+from app.engine.bench.peaks import DevicePeaks
+from app.engine.bench.points import compare
+from app.engine.bench.reports import BenchPoint, VariantTiming, format_ms
+from app.engine.bench.runner import BenchOptions, bench_file, cases_for
+from app.engine.bench.stats import summarize
+from app.engine.verify.runs import Engine
+from app.engine.worker import backends
+from app.engine.worker.timing import TimingPlan
 from app.spec import load_spec
 
 QUICK = dict(backend="selftest", budget_ms=60.0, warmup_ms=1.0)
@@ -186,7 +187,7 @@ def test_a_speedup_over_ten_is_flagged() -> None:
     fast, slow = variant("a", [1.0, 1.01, 0.99] * 5), variant("b", [12.0, 12.1, 11.9] * 5)
     comparison = compare([fast, slow], True, seed=0)
     assert comparison is not None and comparison.speedup > 10
-    from app.engine.bench_point import _point_flags
+    from app.engine.bench.points import _point_flags
 
     assert [f.code for f in _point_flags({}, comparison)] == ["suspicious_speedup"]
     assert _point_flags({}, compare([fast, fast], True, seed=0)) == []

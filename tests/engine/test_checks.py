@@ -8,9 +8,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from app.cases import resolve
 from app.dtypes import lookup
-from app.engine import buffers, compare
-from app.launch import resolve
+from app.engine.verify import buffers, checks
 from app.spec import parse_spec_text
 
 SPEC = '''
@@ -95,10 +95,10 @@ def test_image_layout_and_data_view(tmp_path: Path) -> None:
 
 def test_guard_check_reports_bytes_before_and_after() -> None:
     image = np.full(100, 0xFF, dtype=np.uint8)
-    assert compare.check_guards("y", image, 40, 20) is None
+    assert checks.check_guards("y", image, 40, 20) is None
     image[60] = 0  # first byte after the data
     image[39] = 0  # last byte before it
-    finding = compare.check_guards("y", image, 40, 20)
+    finding = checks.check_guards("y", image, 40, 20)
     assert finding is not None and finding.count == 2
     assert "first at byte 0 past the end" in finding.message
     assert "first at byte 1 before it" in finding.message
@@ -106,10 +106,10 @@ def test_guard_check_reports_bytes_before_and_after() -> None:
 
 def test_unchanged_inputs_compare_bytes_so_nan_inputs_count_as_unchanged() -> None:
     original = np.array([1.0, np.nan, 3.0], dtype=np.float32)
-    assert compare.check_unchanged("x", original, original.copy()) is None
+    assert checks.check_unchanged("x", original, original.copy()) is None
     changed = original.copy()
     changed[2] = 4.0
-    finding = compare.check_unchanged("x", original, changed)
+    finding = checks.check_unchanged("x", original, changed)
     assert finding is not None and finding.first_indices == [[2]]
     assert finding.expected == [3.0] and finding.actual == [4.0]
 
@@ -117,20 +117,20 @@ def test_unchanged_inputs_compare_bytes_so_nan_inputs_count_as_unchanged() -> No
 def test_tolerance_uses_atol_plus_rtol_times_reference() -> None:
     expected = np.array([100.0, 1.0, 0.0], dtype=np.float32)
     inside = np.array([100.0009, 1.0 + 1.5e-5, 9e-6], dtype=np.float32)
-    assert compare.check_output("y", inside, expected, "float32", None, None) == []
+    assert checks.check_output("y", inside, expected, "float32", None, None) == []
     outside = np.array([100.0, 1.0 + 3e-5, 0.0], dtype=np.float32)
-    findings = compare.check_output("y", outside, expected, "float32", None, None)
+    findings = checks.check_output("y", outside, expected, "float32", None, None)
     assert [f.kind for f in findings] == ["mismatch"] and findings[0].first_indices == [[1]]
-    assert compare.check_output("y", outside, expected, "float32", 1e-4, None) == []
+    assert checks.check_output("y", outside, expected, "float32", 1e-4, None) == []
 
 
 def test_nan_and_inf_must_sit_exactly_where_the_reference_has_them() -> None:
     expected = np.array([np.nan, np.inf, 1.0, -np.inf], dtype=np.float32)
-    assert compare.check_output("y", expected.copy(), expected, "float32", None, None) == []
+    assert checks.check_output("y", expected.copy(), expected, "float32", None, None) == []
     for position, value in [(0, 0.0), (1, -np.inf), (2, np.nan), (3, 5.0)]:
         actual = expected.copy()
         actual[position] = value
-        findings = compare.check_output("y", actual, expected, "float32", None, None)
+        findings = checks.check_output("y", actual, expected, "float32", None, None)
         assert findings and findings[0].first_indices == [[position]], (position, value)
 
 
@@ -139,16 +139,16 @@ def test_unwritten_elements_are_told_apart_from_wrong_ones() -> None:
     actual = np.array([1.0, 2.0, 3.0], dtype=np.float32)
     actual[1:2] = buffers.poison(dtype, 1)
     expected = np.array([1.0, 2.0, 4.0], dtype=np.float32)
-    kinds = {f.kind: f for f in compare.check_output("y", actual, expected, "float32", 0, 0)}
+    kinds = {f.kind: f for f in checks.check_output("y", actual, expected, "float32", 0, 0)}
     assert kinds["unwritten"].first_indices == [[1]]
     assert kinds["mismatch"].first_indices == [[2]]  # the unwritten one is not counted twice
 
 
 def test_integers_compare_exactly_and_bfloat16_uses_its_tolerance() -> None:
     expected = np.array([5, -3], dtype=np.int32)
-    assert compare.check_output("y", expected.copy(), expected, "int32", None, None) == []
-    findings = compare.check_output("y", expected + 1, expected, "int32", None, None)
+    assert checks.check_output("y", expected.copy(), expected, "int32", None, None) == []
+    findings = checks.check_output("y", expected + 1, expected, "int32", None, None)
     assert findings[0].count == 2 and "exact" in findings[0].message
     reference = np.array([1.0, 2.0], dtype=ml_dtypes.bfloat16)
     close = np.array([1.0078125, 2.0], dtype=ml_dtypes.bfloat16)
-    assert compare.check_output("y", close, reference, "bfloat16", None, None) == []
+    assert checks.check_output("y", close, reference, "bfloat16", None, None) == []

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from app.engine import clocks, peaks
-from app.engine.clocks import ClockReader, nvml_uuid, parse_number, reason_names
+from app.engine.bench import peaks
+from app.engine.worker import clocks
+from app.engine.worker.clocks import ClockReader, nvml_uuid, parse_number, reason_names
 
 
 def test_uuid_in_nvml_form() -> None:

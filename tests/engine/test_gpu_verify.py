@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.verify import Engine, VerifyOptions, verify_file
+from app.engine.verify.runs import Engine, VerifyOptions
+from app.engine.verify.verifier import verify_file
 from app.paths import RESOURCES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile"

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.engine.backends.base import BufferArg, LaunchRequest, ScalarArg
-from app.engine.timing import TimingPlan
+from app.engine.worker.backends.base import BufferArg, LaunchRequest, ScalarArg
+from app.engine.worker.timing import TimingPlan
 from tests.engine import fake_pycuda
 
 GUARD = 256
@@ -30,14 +30,16 @@ def backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.setitem(sys.modules, "pycuda", package)
     monkeypatch.setitem(sys.modules, "pycuda.driver", fake_pycuda)
     monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: the clock falls back
-    for name in ("app.engine.backends.pycuda_backend", "app.engine.backends.pycuda_timer"):
+    for name in ("app.engine.worker.backends.pycuda_backend",
+                 "app.engine.worker.backends.pycuda_timer"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     fake_pycuda.reset()
-    module = importlib.import_module("app.engine.backends.pycuda_backend")
+    module = importlib.import_module("app.engine.worker.backends.pycuda_backend")
     instance = module.PycudaBackend(0)
     yield instance
     instance.close()
-    for name in ("app.engine.backends.pycuda_backend", "app.engine.backends.pycuda_timer"):
+    for name in ("app.engine.worker.backends.pycuda_backend",
+                 "app.engine.worker.backends.pycuda_timer"):
         sys.modules.pop(name, None)
 
 

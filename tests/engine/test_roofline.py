@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.engine.roofline import (
+from app.engine.bench.roofline import (
     fp32_lanes,
     parse_arch,
     peak_fp32_gflops,

@@ -8,10 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.engine import worker
-from app.engine.backends.base import Backend, BackendError, BufferArg, LaunchRequest, ScalarArg
-from app.engine.sampler import HostTimer, run_sampling, time_on_host, warm_up
-from app.engine.timing import TimingPlan
+from app.engine.worker import server as worker
+from app.engine.worker.backends.base import (
+    Backend,
+    BackendError,
+    BufferArg,
+    LaunchRequest,
+    ScalarArg,
+)
+from app.engine.worker.sampler import HostTimer, run_sampling, time_on_host, warm_up
+from app.engine.worker.timing import TimingPlan
 
 
 class FakeClock:

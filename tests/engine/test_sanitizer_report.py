@@ -4,7 +4,7 @@ fixture (racecheck; the first of its 28 reports)."""
 
 from __future__ import annotations
 
-from app.engine import sanitizer
+from app.engine.verify import sanitizer
 
 MEMCHECK = """========= COMPUTE-SANITIZER
 ========= Invalid __global__ read of size 4 bytes

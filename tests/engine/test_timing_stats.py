@@ -9,14 +9,13 @@ import math
 import numpy as np
 import pytest
 
-from app.engine.timing import (
+from app.engine.bench.stats import bootstrap_ratio, summarize
+from app.engine.worker.timing import (
     PlanError,
     TimingPlan,
-    bootstrap_ratio,
     interleave_order,
     relative_standard_error,
     stop_reason,
-    summarize,
 )
 
 
@@ -173,7 +172,7 @@ def test_bootstrap_refuses_empty_samples() -> None:
 
 
 def test_bootstrap_median_brackets_the_median_and_is_repeatable() -> None:
-    from app.engine.timing import bootstrap_median
+    from app.engine.bench.stats import bootstrap_median
 
     samples = [1.0, 1.2, 0.8, 1.1, 0.9, 1.05, float("nan")]
     median, low, high = bootstrap_median(samples, seed=3)

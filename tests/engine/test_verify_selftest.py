@@ -12,7 +12,8 @@ import pytest
 from selftest_spec import write_selftest_spec
 
 from app import system
-from app.engine.verify import Engine, VerifyOptions, verify_file
+from app.engine.verify.runs import Engine, VerifyOptions
+from app.engine.verify.verifier import verify_file
 
 
 def make_spec(folder: Path, entry: str = "copy", out_size: str = "n",

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.engine import protocol
-from app.engine.client import Worker, WorkerFault, WorkerHandle
+from app.engine.worker import protocol
+from app.engine.worker.client import Worker, WorkerFault, WorkerHandle
 
 
 def run_message(entry: str, folder: Path) -> dict[str, object]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.launch import CaseError, resolve
+from app.cases import CaseError, resolve
 from app.spec import SpecError, load_spec, parse_spec_text
 from app.spec_toml import save_spec, spec_to_toml
 

@@ -30,7 +30,7 @@ def hanging_worker(tag: str) -> bool:
             waiting_in = Path(f"/proc/{pid}/wchan").read_text()
         except OSError:
             continue
-        if b"app.engine.worker" in command and "nanosleep" in waiting_in:
+        if b"app.engine.worker.server" in command and "nanosleep" in waiting_in:
             return True
     return False
 

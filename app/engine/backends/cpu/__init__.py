@@ -1,5 +1,0 @@
-"""The CPU emulation backend: verify CUDA kernels on machines without a GPU."""
-
-from app.engine.backends.cpu.backend import CpuBackend
-
-__all__ = ["CpuBackend"]

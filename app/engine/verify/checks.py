@@ -1,0 +1,134 @@
+"""The checks made on the images a worker sends back: guard zones, unchanged inputs, unwritten
+outputs, NaN and Inf placement, and tolerance (DESIGN.md, "What a verdict means")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from app.dtypes import DType, lookup
+from app.engine.verify.buffers import GUARD_FILL, poison
+from app.engine.verify.results import Finding
+
+FIRST = 5
+Array = np.ndarray[Any, Any]
+
+
+def _indices(mask: Array) -> list[list[int]]:
+    """The first few positions where mask is true, as index lists."""
+    return [[int(i) for i in index] for index in np.argwhere(mask)[:FIRST]]
+
+
+def _values(array: Array, mask: Array) -> list[Any]:
+    """The first few values where mask is true, as plain Python numbers."""
+    picked = array[mask][:FIRST]
+    if picked.dtype.kind in "fV":  # "V": ml_dtypes' bfloat16
+        picked = picked.astype(np.float64)
+    return [v.item() for v in picked]
+
+
+def check_guards(name: str, image: Array, guard: int, nbytes: int) -> Finding | None:
+    """Both guard zones must still hold only the fill byte."""
+    before = np.flatnonzero(image[:guard] != GUARD_FILL)
+    after = np.flatnonzero(image[guard + nbytes:] != GUARD_FILL)
+    if before.size == 0 and after.size == 0:
+        return None
+    parts = []
+    if after.size:
+        parts.append(f"{after.size} byte(s) after the end changed (first at byte "
+                     f"{int(after[0])} past the end)")
+    if before.size:
+        parts.append(f"{before.size} byte(s) before the start changed (first at byte "
+                     f"{guard - int(before[-1])} before it)")
+    return Finding("guard_zone", name, "wrote outside the buffer: " + "; ".join(parts),
+                   count=int(before.size + after.size))
+
+
+def _bits(array: Array) -> Array:
+    """The elements as unsigned integers of the same size: one vector compare per element
+    (much faster than comparing bytes, and exact where floats are not: NaN equals NaN)."""
+    flat = np.ascontiguousarray(array).reshape(-1)
+    return flat.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[flat.itemsize])
+
+
+def check_unchanged(name: str, original: Array, after: Array) -> Finding | None:
+    """An `in` buffer must come back byte for byte as it went."""
+    changed = _bits(original) != _bits(after)
+    if not changed.any():
+        return None
+    mask = changed.reshape(original.shape)
+    return Finding("input_changed", name, f"the kernel changed {int(changed.sum())} of "
+                   f"{changed.size} element(s) of this input", count=int(changed.sum()),
+                   total=int(changed.size), first_indices=_indices(mask),
+                   expected=_values(original, mask), actual=_values(after, mask))
+
+
+def _unwritten_mask(actual: Array, expected: Array, dtype: DType) -> Array:
+    """Elements still holding the poison bytes, where the reference does not expect them."""
+    pattern = _bits(poison(dtype, 1))[0]
+    still_poison = _bits(actual) == pattern
+    if not still_poison.any():
+        return np.zeros(actual.shape, dtype=bool)
+    meant = _bits(expected.astype(dtype.numpy)) == pattern
+    mask: Array = (still_poison & ~meant).reshape(actual.shape)
+    return mask
+
+
+def _error_stats(got: Array, want: Array) -> tuple[float, float]:
+    """Largest absolute and relative errors over the elements where both are finite."""
+    finite = np.isfinite(got) & np.isfinite(want)
+    if not finite.any():
+        return 0.0, 0.0
+    diff = np.abs(got[finite] - want[finite])
+    rel = diff / np.maximum(np.abs(want[finite]), np.finfo(np.float64).tiny)
+    return float(diff.max()), float(rel.max())
+
+
+def _bad_mask(got: Array, want: Array, rtol: float, atol: float, is_float: bool) -> Array:
+    """Elements outside tolerance, or with NaN/Inf where the reference has none (or back)."""
+    if not is_float:
+        return np.asarray(got != want)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.abs(got - want) <= atol + rtol * np.abs(want)
+    # An infinite reference makes the tolerance infinite too: such elements are suspects.
+    bad: Array = ~close | np.isinf(want)
+    if not bad.any():
+        return bad
+    # Only the few elements that failed the plain test can be NaN or Inf: look at those.
+    suspects = np.flatnonzero(bad)
+    g, w = got.reshape(-1)[suspects], want.reshape(-1)[suspects]
+    same_nan = np.isnan(g) & np.isnan(w)
+    same_inf = np.isinf(g) & np.isinf(w) & (np.sign(g) == np.sign(w))
+    bad.reshape(-1)[suspects[same_nan | same_inf]] = False
+    return bad
+
+
+def check_output(name: str, actual: Array, expected: Array, dtype_name: str,
+                 rtol: float | None, atol: float | None) -> list[Finding]:
+    """An output against the reference: unwritten elements first, then values."""
+    dtype = lookup(dtype_name)
+    rtol = dtype.rtol if rtol is None else rtol
+    atol = dtype.atol if atol is None else atol
+    findings = []
+    unwritten = _unwritten_mask(actual, expected, dtype)
+    if unwritten.any():
+        findings.append(Finding(
+            "unwritten", name, f"{int(unwritten.sum())} of {unwritten.size} element(s) were "
+            "never written (they still hold the poison value)", count=int(unwritten.sum()),
+            total=int(unwritten.size), first_indices=_indices(unwritten),
+            expected=_values(expected, unwritten), actual=["unwritten"] * min(
+                FIRST, int(unwritten.sum()))))
+    wide = np.float64 if dtype.is_float else np.int64
+    got = actual.astype(wide)
+    want = expected.astype(dtype.numpy).astype(wide)
+    bad = _bad_mask(got, want, rtol, atol, dtype.is_float) & ~unwritten
+    if bad.any():
+        max_abs, max_rel = _error_stats(got, want)
+        tolerance = f"atol {atol:g} + rtol {rtol:g} * |expected|" if dtype.is_float else "exact"
+        findings.append(Finding(
+            "mismatch", name, f"{int(bad.sum())} of {bad.size} element(s) differ from the "
+            f"reference ({tolerance})", count=int(bad.sum()), total=int(bad.size),
+            first_indices=_indices(bad), expected=_values(want, bad), actual=_values(got, bad),
+            max_abs_error=max_abs, max_rel_error=max_rel))
+    return findings

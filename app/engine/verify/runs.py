@@ -1,0 +1,308 @@
+"""The runs of a verification: compile, then every case and seed in a worker, each judged by
+app.engine.verify.checks (DESIGN.md, "What a verdict means"). The reference runs in the parent,
+on the host. The entry points (verify, verify_file) are app.engine.verify.verifier."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app import settings
+from app.cases import CaseError, Resolved, resolve
+from app.engine.verify import buffers, checks
+from app.engine.verify.reference import ReferenceError, expected_outputs, load_reference
+from app.engine.verify.results import FINDING_PRIORITY, Finding, RunResult, Verdict, overall_status
+from app.engine.worker.client import WorkerFault, WorkerHandle
+from app.spec import Case, Spec
+
+Progress = Callable[[str, float], None]
+LOAD_TIMEOUT = settings.LOAD_TIME_LIMIT_S
+# Copying buffers to and from a device is not the kernel's time: allow for it on top.
+TRANSFER_SECONDS_PER_GIB = 2.0
+
+
+@dataclass
+class VerifyOptions:
+    """How to verify: backend, which cases and seeds, the time limit, a sanitizer."""
+
+    backend: str = "auto"
+    seeds: int | None = None
+    cases: list[Case] | None = None
+    timeout: float = settings.TIME_LIMIT_S
+    sanitize: str | None = None
+    arch: str | None = None
+    trusted: bool = True
+    rtol: float | None = None
+    atol: float | None = None
+    # Leave `out` buffers uninitialized on the device (for compute-sanitizer initcheck).
+    uninitialized_outputs: bool = False
+
+
+@dataclass
+class Prepared:
+    """A kernel ready to run: what the worker needs to load it."""
+
+    symbol: str
+    cubin_path: Path | None
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Engine:
+    """Warm workers and a private folder for buffer files, kept across verifications."""
+
+    def __init__(self) -> None:
+        """Create the private folder (in memory where /dev/shm exists)."""
+        shm = Path("/dev/shm")
+        base = str(shm) if shm.is_dir() and shm.stat().st_mode & 0o002 else None
+        self.folder = Path(tempfile.mkdtemp(prefix="kernel-studio-", dir=base))
+        self.handles: dict[tuple[str, tuple[str, ...]], WorkerHandle] = {}
+
+    def handle(self, backend: str, wrapper: tuple[str, ...] = ()) -> WorkerHandle:
+        """The worker handle for a backend (and wrapper such as a sanitizer)."""
+        key = (backend, wrapper)
+        if key not in self.handles:
+            self.handles[key] = WorkerHandle(backend, wrapper=wrapper, log_dir=self.folder)
+        return self.handles[key]
+
+    def close(self) -> None:
+        """Stop every worker and remove the folder."""
+        for handle in self.handles.values():
+            handle.close()
+        self.handles.clear()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> Engine:
+        """Use as a context manager."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close on exit."""
+        self.close()
+
+
+def compile_for(spec: Spec, arch: str | None, folder: Path) -> Prepared | Verdict:
+    """Compile the kernel with the real compiler (diagnostics on every backend)."""
+    from app.compile import compile_file  # heavy; only when a kernel is really verified
+
+    result = compile_file(spec.source_path, arch=arch, options=list(spec.options))
+    diagnostics = [vars(d) for d in result.diagnostics]
+    if not result.ok or result.cubin is None:
+        message = result.message or "the kernel did not compile"
+        return Verdict("compile_error", message, diagnostics=diagnostics)
+    symbol = result.kernel_symbol(spec.entry)
+    if symbol is None:
+        return Verdict("compile_error", f"no __global__ function named {spec.entry!r} in "
+                       f"{spec.source}", diagnostics=diagnostics)
+    cubin_path = folder / f"{hashlib.sha256(result.cubin).hexdigest()[:16]}.cubin"
+    cubin_path.write_bytes(result.cubin)
+    return Prepared(symbol, cubin_path, diagnostics)
+
+
+def _load_message(spec: Spec, prepared: Prepared) -> dict[str, Any]:
+    """The `load` request: where the worker finds the kernel."""
+    message: dict[str, Any] = {
+        "op": "load", "symbol": prepared.symbol, "entry": spec.entry,
+        "cubin_path": str(prepared.cubin_path) if prepared.cubin_path else None,
+        "source_path": str(spec.source_path), "source_dir": str(spec.base_dir),
+        "options": list(spec.options)}
+    digest = hashlib.sha256(json.dumps(message, sort_keys=True).encode())
+    digest.update(spec.source_path.read_bytes())  # an edited source is another module
+    message["module"] = digest.hexdigest()[:32]
+    return message
+
+
+def _arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path], guard: int,
+               uninitialized_outputs: bool = False) -> list[dict[str, Any]]:
+    """The `args` of a run request, in parameter order."""
+    items: list[dict[str, Any]] = []
+    for arg in spec.args:
+        if arg.is_buffer:
+            items.append({"buffer": str(images[arg.name]), "offset": guard, "dtype": arg.dtype,
+                          "upload": not (uninitialized_outputs and arg.kind == "out")})
+        else:
+            items.append({"scalar": resolved.scalars[arg.name], "dtype": arg.dtype})
+    return items
+
+
+@dataclass
+class RunContext:
+    """What every run of one verification shares."""
+
+    spec: Spec
+    options: VerifyOptions
+    handle: WorkerHandle
+    prepared: Prepared
+    folder: Path
+    guard: int
+    reference: Callable[..., Any]
+    cancel: threading.Event | None
+
+
+def _fault_result(case: Case, seed: int, kind: str, message: str) -> RunResult:
+    """A run that ended without images to check."""
+    status = {"device": "crash", "internal": "crash", "load": "launch_error",
+              "bad_request": "launch_error", "unsupported": "unverified"}.get(kind, kind)
+    return RunResult(case, seed, status, message)
+
+
+def _ensure_loaded(ctx: RunContext) -> str:
+    """A live worker with the kernel loaded (a fresh worker after any fault). The worker may
+    be warm from starting (verify_with asks it for its device) or from an earlier spec, so what
+    counts is whether this process has loaded this kernel, not whether it is new."""
+    worker = ctx.handle.ensure()
+    message = _load_message(ctx.spec, ctx.prepared)
+    key = json.dumps(message, sort_keys=True)
+    if key not in worker.loaded:
+        reply = worker.request(message, LOAD_TIMEOUT, ctx.cancel)
+        if not reply.get("ok"):
+            raise WorkerFault(str(reply.get("error")), str(reply.get("message")))
+        worker.loaded.add(key)
+    return str(message["module"])
+
+
+def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunResult:
+    """One case and seed: inputs, reference, launch, checks."""
+    spec, case = ctx.spec, resolved.case
+    inputs = buffers.generate_inputs(spec, resolved, seed, index)
+    expected = expected_outputs(ctx.reference, spec, resolved, inputs)
+    paths: dict[str, Path] = {}
+    for arg in spec.args:
+        if arg.is_buffer:
+            paths[arg.name] = ctx.folder / f"buffer-{arg.name}.bin"
+            buffers.image_for(arg, resolved, inputs, ctx.guard).tofile(paths[arg.name])
+    message: dict[str, Any] = {"op": "run", "symbol": ctx.prepared.symbol, "entry": spec.entry,
+               "grid": resolved.grid, "block": resolved.block,
+               "shared_bytes": resolved.shared_bytes,
+               "args": _arg_items(spec, resolved, paths, ctx.guard,
+                                  ctx.options.uninitialized_outputs)}
+    limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
+    try:
+        message["module"] = _ensure_loaded(ctx)
+        assert ctx.handle.worker is not None
+        reply = ctx.handle.worker.request(message, limit, ctx.cancel)
+    except WorkerFault as fault:
+        return _fault_result(case, seed, fault.kind, str(fault))
+    if not reply.get("ok"):
+        return _fault_result(case, seed, str(reply.get("error")), str(reply.get("message")))
+    findings = check_images(ctx, resolved, inputs, expected, paths)
+    return RunResult(case, seed, run_status(findings), "", findings, float(reply["seconds"]))
+
+
+def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
+                  expected: dict[str, Any], paths: dict[str, Path]) -> list[Finding]:
+    """Every check of DESIGN.md on the images the worker wrote back."""
+    findings: list[Finding] = []
+    for arg in ctx.spec.args:
+        if not arg.is_buffer:
+            continue
+        image = np.fromfile(paths[arg.name], dtype=np.uint8)
+        data = buffers.data_of(image, arg, resolved, ctx.guard)
+        guard_finding = checks.check_guards(arg.name, image, ctx.guard, data.nbytes)
+        if guard_finding:
+            findings.append(guard_finding)
+        if arg.kind == "in":
+            changed = checks.check_unchanged(arg.name, inputs[arg.name], data)
+            if changed:
+                findings.append(changed)
+        else:
+            rtol = ctx.options.rtol if ctx.options.rtol is not None else ctx.spec.rtol
+            atol = ctx.options.atol if ctx.options.atol is not None else ctx.spec.atol
+            findings += checks.check_output(arg.name, data, expected[arg.name], arg.dtype,
+                                             rtol, atol)
+    return findings
+
+
+def run_status(findings: list[Finding]) -> str:
+    """The most telling finding names the run's status."""
+    kinds = {f.kind for f in findings}
+    return next((k for k in FINDING_PRIORITY if k in kinds), "passed")
+
+
+def _resolve_all(spec: Spec) -> list[Resolved] | Verdict:
+    """Every case resolved, or a spec_error verdict naming the case."""
+    try:
+        return [resolve(spec, case) for case in spec.cases]
+    except CaseError as error:
+        return Verdict("spec_error", str(error))
+
+
+def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,
+                guard: int, cancel: threading.Event | None, progress: Progress) -> Verdict:
+    """Verify on one worker handle with a given guard size (0 under a sanitizer)."""
+    if not options.trusted:
+        return Verdict("unverified", "this spec came from elsewhere: its reference runs only "
+                       "after you allow it; read it first")
+    resolved = _resolve_all(spec)
+    if isinstance(resolved, Verdict):
+        return resolved
+    try:
+        reference = load_reference(spec.reference_path)
+    except ReferenceError as error:
+        return Verdict("reference_error", str(error))
+    progress("starting the worker", 0.0)
+    try:
+        worker = handle.ensure()
+    except WorkerFault as fault:
+        return Verdict("unverified", str(fault), backend=handle.backend)
+    device = dict(worker.info.get("device", {}))
+    prepared = _prepare(spec, options, handle.backend, device, folder)
+    if isinstance(prepared, Verdict):
+        prepared.backend, prepared.device = handle.backend, device
+        return prepared
+    ctx = RunContext(spec, options, handle, prepared, folder, guard, reference, cancel)
+    runs = _run_all(ctx, resolved, progress)
+    if isinstance(runs, Verdict):
+        runs.backend, runs.device = handle.backend, device
+        return runs
+    status = overall_status(runs)
+    return Verdict(status, _summary(status, runs), handle.backend, device,
+                   runs=runs, diagnostics=prepared.diagnostics,
+                   emulated=device.get("kind") == "emulation")
+
+
+def _prepare(spec: Spec, options: VerifyOptions, backend: str, device: dict[str, Any],
+             folder: Path) -> Prepared | Verdict:
+    """Compile for the device's arch (the selftest backend runs named behaviours instead)."""
+    if backend == "selftest":
+        return Prepared(spec.entry, None)
+    arch = device.get("arch") if device.get("kind") == "gpu" else options.arch
+    return compile_for(spec, arch, folder)
+
+
+def _run_all(ctx: RunContext, resolved: list[Resolved],
+             progress: Progress) -> list[RunResult] | Verdict:
+    """Every case and seed; stops early after a timeout, crash or cancel."""
+    seeds = ctx.options.seeds or ctx.spec.seeds
+    total = len(resolved) * seeds
+    runs: list[RunResult] = []
+    for index, case in enumerate(resolved):
+        for seed in range(seeds):
+            progress(f"case {index + 1}/{len(resolved)}, seed {seed + 1}/{seeds}",
+                     len(runs) / total)
+            try:
+                run = run_one(ctx, index, case, seed)
+            except ReferenceError as error:
+                return Verdict("reference_error", f"case {case.case} seed {seed}: {error}")
+            runs.append(run)
+            if run.status in ("timeout", "crash", "cancelled", "launch_error", "unverified"):
+                return runs
+    progress("done", 1.0)
+    return runs
+
+
+def _summary(status: str, runs: list[RunResult]) -> str:
+    """One line for the verdict."""
+    if status == "passed":
+        return f"all {len(runs)} runs passed"
+    first = next(r for r in runs if not r.passed)
+    detail = first.message or (first.findings[0].message if first.findings else "")
+    return f"{first.title()}" + (f": {detail}" if detail else "")

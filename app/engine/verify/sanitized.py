@@ -1,0 +1,64 @@
+"""Verification under compute-sanitizer: buffers at their exact size (guard zones would hide
+out-of-bounds reads from memcheck, as seen on an H200), one seed per case, and the sanitizer's
+report turned into findings. Without a sanitizer the verdict is "unverified", never "passed"."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+from app.engine.verify import sanitizer
+from app.engine.verify.results import Verdict
+from app.engine.verify.runs import Engine, Progress, VerifyOptions, verify_with
+from app.engine.worker import backends
+from app.engine.worker.client import WorkerHandle
+from app.spec import Spec
+
+# Sanitizers slow kernels down by one to two orders of magnitude.
+SLOWDOWN = 50.0
+UNDECIDABLE = ("timeout", "crash", "unverified", "cancelled", "launch_error")
+
+
+def verify_sanitized(spec: Spec, options: VerifyOptions, engine: Engine,
+                     cancel: threading.Event | None, progress: Progress) -> Verdict:
+    """Run every case once under the chosen sanitizer tool."""
+    tool = options.sanitize or ""
+    if tool not in sanitizer.TOOLS:
+        return Verdict("unverified", f"unknown sanitizer tool {tool!r}; use one of "
+                       f"{', '.join(sanitizer.TOOLS)}")
+    backend, reason = backends.choose(options.backend)
+    if backend != "pycuda":
+        why = reason or f"the {backend} backend has no sanitizer"
+        return Verdict("unverified", f"--sanitize needs an NVIDIA GPU: {why}")
+    if sanitizer.executable() is None:
+        return Verdict("unverified", "compute-sanitizer not found (install the CUDA toolkit); "
+                       "nothing was checked")
+    log = engine.folder / f"sanitizer-{tool}.log"
+    handle = WorkerHandle(backend, wrapper=sanitizer.wrapper(tool, log), log_dir=engine.folder)
+    # initcheck can only see reads of memory nothing wrote: leave the outputs uninitialized.
+    quick = replace(options, seeds=1, timeout=options.timeout * SLOWDOWN, sanitize=None,
+                    uninitialized_outputs=tool == "initcheck")
+    try:
+        verdict = verify_with(spec, quick, handle, engine.folder, 0, cancel, progress)
+    finally:
+        handle.close()  # the sanitizer writes its summary when the worker exits
+    return _judge(verdict, tool, log.read_text(errors="replace") if log.exists() else "")
+
+
+def _judge(verdict: Verdict, tool: str, report: str) -> Verdict:
+    """Merge the sanitizer's findings into the verdict of the plain checks."""
+    findings = sanitizer.parse_report(tool, report)
+    verdict.sanitizer = [f.to_json() for f in findings]
+    summary = sanitizer.summary_line(report)
+    if findings:
+        first = findings[0]
+        verdict.status = "sanitizer"
+        verdict.message = (f"{tool}: {len(findings)} report(s); first: {first.kind} in "
+                           f"{first.kernel or 'the kernel'} at {first.location or '?'}"
+                           + (f" ({summary})" if summary else ""))
+    elif verdict.status == "passed" and not summary:
+        verdict.status = "unverified"
+        verdict.message = f"compute-sanitizer {tool} produced no summary; nothing is claimed"
+    elif verdict.status == "passed":
+        verdict.message = f"{verdict.message}; {tool}: {summary}"
+    return verdict

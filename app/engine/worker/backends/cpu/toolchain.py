@@ -1,0 +1,222 @@
+"""The host C++ compiler for the CPU backend: finding it, building the emulation runtime once,
+and building each kernel into a shared library, cached by content.
+
+A kernel library's cache key covers everything that decides its bytes: the preprocessed source
+(so a change in a header the kernel includes counts too), the options, the emulation's own
+files and the compiler's version. Libraries are written atomically, so workers building the
+same kernel at the same time never see half a file.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from app import paths, settings
+from app.engine.worker.backends.base import BackendError
+from app.fsutil import atomic_write_bytes
+
+NATIVE = Path(__file__).resolve().parent / "native"
+HEADER = NATIVE / "cuda_emu.h"
+STUB_INCLUDES = NATIVE / "include"
+RUNTIME_SOURCES = ("context.cpp", "scheduler.cpp", "warp.cpp", "launch.cpp", "fault.cpp")
+COMMON_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-fwrapv", "-fno-strict-aliasing", "-w")
+RUNTIME_FLAGS = (*COMMON_FLAGS, "-shared", "-pthread", "-fvisibility=hidden")
+KERNEL_FLAGS = (*COMMON_FLAGS, "-shared", "-fvisibility=hidden", "-fno-exceptions")
+LAUNCHER_FILE = "<kernel-studio launcher>"
+COMPILE_TIMEOUT = settings.HOST_COMPILE_TIME_LIMIT_S
+# Compilers tried in order when KERNEL_STUDIO_CXX does not name one.
+CANDIDATES = ("g++", "c++", "clang++")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """A host C++ compiler: where it is and what it says its version is."""
+
+    path: str
+    version: str
+
+
+def find_toolchain() -> Toolchain | None:
+    """The compiler named by KERNEL_STUDIO_CXX, else the first of g++, c++, clang++ found."""
+    names = [settings.CXX.get() or ""] if settings.CXX.get() else CANDIDATES
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return Toolchain(path, _version(path))
+    return None
+
+
+def missing_compiler() -> str | None:
+    """None when a host C++ compiler exists, else why the CPU backend cannot run."""
+    if find_toolchain() is None:
+        return "no host C++ compiler found (install g++, or set KERNEL_STUDIO_CXX)"
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _version(path: str) -> str:
+    """The first line of `compiler --version`."""
+    try:
+        result = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return (result.stdout.splitlines() or ["unknown"])[0].strip()
+
+
+@functools.lru_cache(maxsize=1)
+def native_digest() -> str:
+    """A hash of every file of the emulation (header, stub headers, runtime sources)."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in NATIVE.rglob("*") if p.is_file()):
+        digest.update(str(file.relative_to(NATIVE)).encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_folder() -> Path:
+    """Where built libraries are kept."""
+    return paths.cache_dir() / "cpu"
+
+
+def _key(*parts: str) -> str:
+    """A short content hash of several strings."""
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+def _run(command: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the compiler; a compiler that hangs or cannot start is a backend failure."""
+    try:
+        return subprocess.run(command, input=stdin, capture_output=True, text=True,
+                              timeout=COMPILE_TIMEOUT, env={**os.environ, "LC_ALL": "C"})
+    except subprocess.TimeoutExpired:
+        raise BackendError("load", f"the host compiler took more than {COMPILE_TIMEOUT:g} s"
+                           ) from None
+    except OSError as error:
+        raise BackendError("unsupported", f"cannot run the host compiler: {error}") from None
+
+
+def _build(command: list[str], target: Path, stdin: str | None = None) -> str:
+    """Compile into a private folder, then move the library into place atomically. Returns the
+    compiler's messages when it failed, else an empty string."""
+    with tempfile.TemporaryDirectory(prefix="ks-cpu-") as folder:
+        output = Path(folder) / "out.so"
+        result = _run([*command, "-o", str(output)], stdin)
+        if result.returncode != 0 or not output.exists():
+            return result.stderr or f"the host compiler exited with {result.returncode}"
+        atomic_write_bytes(target, output.read_bytes())
+    return ""
+
+
+def runtime_flags() -> list[str]:
+    """Flags for the runtime. KERNEL_STUDIO_CPU_UCONTEXT=1 selects the portable ucontext
+    context switch (used on every CPU but x86-64) so that it can be tested on x86-64 too."""
+    flags = list(RUNTIME_FLAGS)
+    if settings.CPU_UCONTEXT.get() == "1":
+        flags.append("-DKS_USE_UCONTEXT")
+    return flags
+
+
+def runtime_library(toolchain: Toolchain) -> Path:
+    """The emulation runtime, built once per compiler, emulation version and flags."""
+    flags = runtime_flags()
+    key = _key(toolchain.version, native_digest(), " ".join(flags))
+    target = cache_folder() / f"runtime-{key}.so"
+    if target.exists():
+        return target
+    sources = [str(NATIVE / "runtime" / name) for name in RUNTIME_SOURCES]
+    problem = _build([toolchain.path, *flags, *sources, "-ldl"], target)
+    if problem:
+        raise BackendError("unsupported", "the CPU backend's runtime did not build with "
+                           f"{toolchain.version}: {_first_errors(problem)}")
+    return target
+
+
+def host_options(options: list[str], source_dir: str | None) -> list[str]:
+    """The spec's compiler options that mean something to the host compiler: macros, include
+    folders (checked and made absolute by the compile step's allowlist) and C++20. The rest
+    (-O3, -lineinfo, --use_fast_math, --ftz, ...) tune GPU code generation and are ignored."""
+    if not options:
+        return []
+    from app.compile.model import OptionError
+    from app.compile.options import check_options  # the same allowlist as the GPU compile
+
+    try:
+        normalized = check_options(options, Path(source_dir) if source_dir else None)
+    except OptionError as error:
+        raise BackendError("load", f"compiler option refused: {error}") from None
+    return [option for option in normalized
+            if option.startswith(("-D", "-U", "-I")) or option == "-std=c++20"]
+
+
+def preprocess(toolchain: Toolchain, wrapper: str, source_dir: str | None,
+               flags: list[str]) -> tuple[str, str]:
+    """The preprocessed wrapper (and, on failure, the compiler's messages)."""
+    includes = [f"-I{STUB_INCLUDES}", f"-I{NATIVE}"]
+    if source_dir:
+        includes.insert(0, f"-iquote{source_dir}")
+    result = _run([toolchain.path, *COMMON_FLAGS, *flags, *includes, "-E", "-x", "c++", "-"],
+                  wrapper)
+    return (result.stdout, "") if result.returncode == 0 else ("", result.stderr)
+
+
+def kernel_library(toolchain: Toolchain, preprocessed: str, flags: list[str]) -> tuple[Path, str]:
+    """The kernel's library from its preprocessed source: (path, compiler messages on
+    failure). A cached library is used when one exists."""
+    key = _key(toolchain.version, native_digest(), " ".join(KERNEL_FLAGS), " ".join(flags),
+               preprocessed)
+    target = cache_folder() / f"kernel-{key}.so"
+    if target.exists():
+        return target, ""
+    command = [toolchain.path, *KERNEL_FLAGS, *flags, "-x", "c++-cpp-output", "-"]
+    return target, _build(command, target, preprocessed)
+
+
+_ERROR_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)?\s*(?:fatal )?error:\s*"
+                         r"(?P<message>.*)$", re.M)
+_MISSING = (
+    re.compile(r"'([\w:~<>]+)' was not declared in this scope"),
+    re.compile(r"'([\w:~<>]+)' is not a member of"),
+    re.compile(r"'([\w:~<>]+)' has not been declared"),
+    re.compile(r"'([\w:~<>]+)' does not name a type"),
+    re.compile(r"no matching function for call to '([\w:~<>]+)\("),
+    re.compile(r"there are no arguments to '([\w:~<>]+)' that depend on a template parameter"),
+    re.compile(r"^(\S+): No such file or directory"),
+)
+
+
+def _first_errors(messages: str, count: int = 2) -> str:
+    """The first error lines of a compiler's output, one line each."""
+    errors = [m.group(0).strip() for m in _ERROR_LINE.finditer(messages)][:count]
+    return "; ".join(errors) or " ".join(messages.split())[:400]
+
+
+def explain_failure(messages: str, entry: str) -> BackendError:
+    """What a host compiler failure means. The kernel already compiled for the GPU, so a
+    failure here is the emulation's gap: "unsupported", naming the construct when the message
+    says which. A failure inside the generated launcher means the entry cannot be called."""
+    first = _ERROR_LINE.search(messages)
+    if first is None:
+        return BackendError("unsupported", "not supported by the CPU backend: the host compiler "
+                            f"rejected this kernel ({_first_errors(messages)})")
+    where = f"{first.group('file')}:{first.group('line')}"
+    message = first.group("message").strip()
+    if "not supported by the CPU backend:" in message:  # a stub header's #error
+        return BackendError("unsupported", message.split("#error", 1)[-1].strip(' "'))
+    if first.group("file") == LAUNCHER_FILE:
+        return BackendError("load", f"the CPU backend cannot call the entry {entry!r} "
+                            f"(it must name one __global__ function, not an overload set or an "
+                            f"uninstantiated template): {message}")
+    for pattern in _MISSING:
+        named = pattern.search(message)
+        if named:
+            return BackendError("unsupported", f"not supported by the CPU backend: "
+                                f"{named.group(1)} ({where}: {message})")
+    return BackendError("unsupported", f"not supported by the CPU backend: the host compiler "
+                        f"rejected this kernel ({where}: {message})")
