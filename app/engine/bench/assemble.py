@@ -9,6 +9,7 @@ from app import system
 from app.engine.bench.peaks import DevicePeaks, device_key
 from app.engine.bench.reports import BenchPoint, BenchReport, VariantTiming, format_ms
 from app.engine.bench.roofline import Flag, Throughput, roof_flags, share
+from app.engine.verify.results import Status
 from app.engine.worker.timing import TimingPlan
 
 
@@ -111,20 +112,20 @@ def _report_flags(device: dict[str, Any], facts: dict[str, Any], helpers_note: s
     return flags
 
 
-def _status(points: list[BenchPoint], sweep: str | None) -> tuple[str, str]:
+def _status(points: list[BenchPoint], sweep: str | None) -> tuple[Status, str]:
     """'timed' and a summary, or the first failing variant's status and message."""
     for point in points:
         for variant in point.variants:
-            if variant.status != "timed":
+            if variant.status != Status.TIMED:
                 return variant.status, f"{variant.name} at {point.case}: {variant.message}"
     if sweep:
-        return "timed", f"{len(points)} sizes of {sweep}, every timed launch checked"
+        return Status.TIMED, f"{len(points)} sizes of {sweep}, every timed launch checked"
     point = points[-1]
     if point.comparison is not None:
-        return "timed", point.comparison.describe()
+        return Status.TIMED, point.comparison.describe()
     variant = point.variants[0]
     count = variant.stats.count if variant.stats else 0
-    return "timed", (f"{variant.name}: median {format_ms(variant.median_ms)} over {count} "
+    return Status.TIMED, (f"{variant.name}: median {format_ms(variant.median_ms)} over {count} "
                      "samples; first and last timed launches match the reference")
 
 

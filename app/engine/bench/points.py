@@ -19,8 +19,17 @@ from app.engine.bench.roofline import Flag, speedup_flag, throttle_flag, through
 from app.engine.bench.stats import bootstrap_ratio, summarize
 from app.engine.verify import buffers
 from app.engine.verify.reference import expected_outputs
-from app.engine.verify.runs import Prepared, RunContext, VerifyOptions, check_images, run_status
+from app.engine.verify.results import RunResult, Status
+from app.engine.verify.runs import (
+    Prepared,
+    RunContext,
+    VerifyOptions,
+    check_images,
+    fault_status,
+    run_status,
+)
 from app.engine.worker.client import WorkerFault, WorkerHandle
+from app.engine.worker.protocol import BenchRequest, BufferItem, KernelRef, Launch, ScalarItem
 from app.engine.worker.timing import TimingPlan
 from app.spec import Case, Spec
 
@@ -28,9 +37,6 @@ Array = np.ndarray[Any, Any]
 BENCH_SEED = 0
 TRANSFER_SECONDS_PER_GIB = 4.0
 SLACK_SECONDS = 30.0
-# What a failed worker request means for the report.
-FAULT_STATUS = {"device": "crash", "internal": "crash", "load": "launch_error",
-                "bad_request": "launch_error", "unsupported": "unverified"}
 
 
 @dataclass
@@ -53,7 +59,7 @@ class Staged:
     expected: dict[str, Array]
     last_paths: dict[str, Path]
     first_paths: dict[str, Path]
-    message: dict[str, Any]
+    launch: Launch
 
     def files(self) -> list[Path]:
         """Every file this staging wrote (or the worker will)."""
@@ -92,22 +98,21 @@ def stage(variant: Variant, case: Case, folder: Path, index: int) -> Staged:
     expected = expected_outputs(variant.reference, spec, resolved, inputs)
     last: dict[str, Path] = {}
     first: dict[str, Path] = {}
-    items: list[dict[str, Any]] = []
+    items: list[BufferItem | ScalarItem] = []
     for arg in spec.args:
         if not arg.is_buffer:
-            items.append({"scalar": resolved.scalars[arg.name], "dtype": arg.dtype})
+            items.append(ScalarItem(resolved.scalars[arg.name], arg.dtype))
             continue
         last[arg.name] = folder / f"bench-{index}-{arg.name}.bin"
         first[arg.name] = folder / f"bench-{index}-{arg.name}.first.bin"
         buffers.image_for(arg, resolved, inputs, buffers.GUARD_BYTES).tofile(last[arg.name])
-        items.append({"buffer": str(last[arg.name]), "offset": buffers.GUARD_BYTES,
-                      "dtype": arg.dtype, "first": str(first[arg.name])})
+        items.append(BufferItem(str(last[arg.name]), buffers.GUARD_BYTES, arg.dtype,
+                                first=str(first[arg.name])))
     prepared = variant.prepared
-    message = {"symbol": prepared.symbol, "entry": spec.entry,
-               "cubin_path": str(prepared.cubin_path) if prepared.cubin_path else None,
-               "grid": list(resolved.grid), "block": list(resolved.block),
-               "shared_bytes": resolved.shared_bytes, "args": items}
-    return Staged(variant, resolved, inputs, expected, last, first, message)
+    kernel = KernelRef(prepared.symbol, spec.entry,
+                       cubin_path=str(prepared.cubin_path) if prepared.cubin_path else None)
+    launch = Launch(kernel, resolved.grid, resolved.block, resolved.shared_bytes, tuple(items))
+    return Staged(variant, resolved, inputs, expected, last, first, launch)
 
 
 def same_inputs(staged: list[Staged]) -> bool:
@@ -132,25 +137,21 @@ def request_timeout(ctx: PointContext, staged: list[Staged]) -> float:
 
 def send(ctx: PointContext, staged: list[Staged]) -> dict[str, Any]:
     """Send the bench request; a reply, or {"ok": False, "status", "message"} on a fault."""
-    message = {"op": "bench", "variants": [s.message for s in staged],
-               "plan": ctx.plan.to_message(),
-               "helpers_cubin_path": str(ctx.helpers_path) if ctx.helpers_path else None}
+    request = BenchRequest(tuple(s.launch for s in staged), ctx.plan,
+                           str(ctx.helpers_path) if ctx.helpers_path else None)
     try:
         worker = ctx.handle.ensure()
-        reply = worker.request(message, request_timeout(ctx, staged), ctx.cancel)
+        reply = worker.request(request.to_message(), request_timeout(ctx, staged), ctx.cancel)
     except WorkerFault as fault:
-        return {"ok": False, "status": fault.kind, "message": str(fault)}
+        return {"ok": False, "status": fault_status(fault.kind), "message": str(fault)}
     if not reply.get("ok"):
-        kind = str(reply.get("error"))
-        return {"ok": False, "status": FAULT_STATUS.get(kind, kind),
+        return {"ok": False, "status": fault_status(str(reply.get("error"))),
                 "message": str(reply.get("message"))}
     return reply
 
 
 def _checks(ctx: PointContext, staged: Staged) -> list[Any]:
     """The first and the last timed launches, checked like any verification run."""
-    from app.engine.verify.results import RunResult
-
     variant = staged.variant
     run_ctx = RunContext(variant.spec, ctx.options, ctx.handle, variant.prepared, ctx.folder,
                          buffers.GUARD_BYTES, variant.reference, ctx.cancel)
@@ -158,12 +159,12 @@ def _checks(ctx: PointContext, staged: Staged) -> list[Any]:
     for label, paths in (("first timed launch", staged.first_paths),
                          ("last timed launch", staged.last_paths)):
         if not all(p.exists() for p in paths.values()):
-            results.append(RunResult(staged.resolved.case, BENCH_SEED, "unverified",
+            results.append(RunResult(staged.resolved.case, BENCH_SEED, Status.UNVERIFIED,
                                      f"{label}: the worker wrote no images to check"))
             continue
         findings = check_images(run_ctx, staged.resolved, staged.inputs, staged.expected, paths)
         status = run_status(findings)
-        message = f"{label}: " + ("matches the reference" if status == "passed" else
+        message = f"{label}: " + ("matches the reference" if status == Status.PASSED else
                                   findings[0].message)
         results.append(RunResult(staged.resolved.case, BENCH_SEED, status, message, findings))
     return results
@@ -181,7 +182,7 @@ def _variant_timing(ctx: PointContext, staged: Staged, samples: list[float],
     rate = throughput(stats.median, bytes_moved, flops) if stats else throughput(0, None, None)
     return VariantTiming(
         name=staged.variant.name, spec_path=str(spec.path or ""), case=dict(case),
-        status="timed" if failing is None else failing.status,
+        status=Status.TIMED if failing is None else failing.status,
         message="" if failing is None else failing.message, samples_ms=list(samples),
         stats=stats, stop_reason=str(reply.get("stop_reason", "")),
         warmup_launches=int(reply.get("warmup_launches", [0] * (index + 1))[index]),
@@ -211,7 +212,7 @@ def _point_flags(clocks: dict[str, Any], comparison: Comparison | None) -> list[
 class PointFault:
     """A case that could not be timed: the status for the report and why."""
 
-    status: str
+    status: Status
     message: str
 
 
@@ -221,10 +222,10 @@ def time_point(ctx: PointContext, staged: list[Staged],
     or a PointFault."""
     reply = send(ctx, staged)
     if not reply.get("ok"):
-        return PointFault(str(reply["status"]), str(reply["message"]))
+        return PointFault(Status(reply["status"]), str(reply["message"]))
     samples = [list(map(float, s)) for s in reply.get("samples_ms", [])]
     if len(samples) != len(staged):
-        return PointFault("crash", "the worker's reply has no samples for some variants")
+        return PointFault(Status.CRASH, "the worker's reply has no samples for some variants")
     variants = [_variant_timing(ctx, s, samples[i], reply, i) for i, s in enumerate(staged)]
     comparison = compare(variants, same_inputs(staged), seed)
     clocks = dict(reply.get("clocks", {}))

@@ -11,7 +11,7 @@ from typing import Any
 
 from app.engine.bench.roofline import Flag
 from app.engine.bench.stats import Stats
-from app.engine.verify.results import RunResult, exit_code_for
+from app.engine.verify.results import RunResult, Status, exit_code_for
 from app.engine.worker.timing import STOP_WORDS
 
 HEADER = ["variant", "median", "p10..p90", "IQR", "n", "noise", "GB/s", "of BW peak",
@@ -55,7 +55,7 @@ class VariantTiming:
     name: str
     spec_path: str
     case: dict[str, int | float]
-    status: str
+    status: Status
     message: str = ""
     samples_ms: list[float] = field(default_factory=list)
     stats: Stats | None = None
@@ -79,7 +79,7 @@ class VariantTiming:
     def row(self) -> list[str]:
         """The cells of this variant's line in the readable table."""
         s = self.stats
-        checks = "ok" if self.status == "timed" else self.status
+        checks = "ok" if self.status == Status.TIMED else self.status
         if s is None:
             return [self.name, "-", "-", "-", "0", "-", "-", "-", "-", "-", checks]
         spread = f"{format_ms(s.p10)}..{format_ms(s.p90)}"
@@ -134,7 +134,7 @@ class BenchPoint:
 class BenchReport:
     """The outcome of `bench`: status "timed" when every variant was timed and checked."""
 
-    status: str
+    status: Status
     message: str
     mode: str = "cold"
     backend: str = ""
@@ -150,7 +150,7 @@ class BenchReport:
     @property
     def exit_code(self) -> int:
         """0 timed, 1 a kernel failed, 2 bad spec or usage, 3 could not decide (no GPU)."""
-        return exit_code_for(self.status, "timed")
+        return exit_code_for(self.status, Status.TIMED)
 
     def all_flags(self) -> list[Flag]:
         """The report's flags, then every point's and variant's, without repeats."""

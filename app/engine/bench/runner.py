@@ -39,10 +39,12 @@ from app.engine.bench.points import (
 from app.engine.bench.reports import BenchPoint, BenchReport
 from app.engine.verify import buffers
 from app.engine.verify.reference import ReferenceError, load_reference
+from app.engine.verify.results import Status
 from app.engine.verify.runs import Engine, Prepared, VerifyOptions, compile_for, verify_with
 from app.engine.worker import backends
 from app.engine.worker.client import WorkerFault, WorkerHandle
-from app.engine.worker.timing import PlanError, TimingPlan
+from app.engine.worker.protocol import HelloReply
+from app.engine.worker.timing import PlanError, TimingMode, TimingPlan
 from app.spec import Case, Spec, SpecError, load_spec
 
 Progress = Callable[[str, float], None]
@@ -63,7 +65,7 @@ class BenchOptions:
 
     backend: str = "auto"
     # The plan's fields, flat for the CLI and the GUI; their defaults are the plan's own.
-    mode: str = TimingPlan.mode
+    mode: TimingMode = TimingPlan.mode
     budget_ms: float = TimingPlan.budget_ms
     min_samples: int = TimingPlan.min_samples
     max_samples: int = TimingPlan.max_samples
@@ -137,10 +139,10 @@ def _choose_backend(options: BenchOptions) -> str | BenchReport:
     if options.backend in TEST_BACKENDS:
         return options.backend
     if options.backend == "cpu":
-        return BenchReport("unverified", f"not timed: {NO_GPU_HELP}")
+        return BenchReport(Status.UNVERIFIED, f"not timed: {NO_GPU_HELP}")
     chosen, reason = backends.choose("pycuda" if options.backend == "auto" else options.backend)
     if chosen is None:
-        return BenchReport("unverified", f"not timed: {NO_GPU_HELP} ({reason})")
+        return BenchReport(Status.UNVERIFIED, f"not timed: {NO_GPU_HELP} ({reason})")
     return chosen
 
 
@@ -227,15 +229,15 @@ def _variants(specs: list[Spec], options: BenchOptions, backend: str, device: di
     variants: list[Variant] = []
     for spec in specs:
         if not options.trusted:
-            return BenchReport("unverified", "this spec came from elsewhere: its reference runs "
-                               "only after you allow it (--trust-reference)")
+            return BenchReport(Status.UNVERIFIED, "this spec came from elsewhere: its "
+                               "reference runs only after you allow it (--trust-reference)")
         prepared = _prepare(spec, backend, device, options, folder)
         if isinstance(prepared, BenchReport):
             return prepared
         try:
             reference = load_reference(spec.reference_path)
         except ReferenceError as error:
-            return BenchReport("reference_error", str(error))
+            return BenchReport(Status.REFERENCE_ERROR, str(error))
         variants.append(Variant(_name(spec, [v.name for v in variants]), spec, prepared,
                                 reference))
     return variants
@@ -269,9 +271,9 @@ def _time_cases(run: _Run, variants: list[Variant], cases: list[Case], plan: Tim
             try:
                 staged = [stage(v, case, folder, i) for i, v in enumerate(variants)]
             except CaseError as error:
-                return done, BenchReport("spec_error", str(error))
+                return done, BenchReport(Status.SPEC_ERROR, str(error))
             except ReferenceError as error:
-                return done, BenchReport("reference_error", str(error))
+                return done, BenchReport(Status.REFERENCE_ERROR, str(error))
             outcome = time_point(ctx, staged, run.options.seed)
             for item in staged:
                 for path in item.files():
@@ -288,7 +290,7 @@ def measure_copy_peak(run: _Run, helpers: Path | None) -> tuple[float | None, st
         spec = load_spec(COPY_SPEC)
     except SpecError as error:
         return None, f"the copy kernel's spec is broken: {error}"
-    options = replace(run.options, budget_ms=1000.0, mode="cold", case=None, sweep=None,
+    options = replace(run.options, budget_ms=1000.0, mode=TimingMode.COLD, case=None, sweep=None,
                       verify_first=False, min_samples=10)
     variants = _variants([spec], options, run.backend, run.device, run.engine.folder)
     if isinstance(variants, BenchReport):
@@ -299,7 +301,7 @@ def measure_copy_peak(run: _Run, helpers: Path | None) -> tuple[float | None, st
     if fault is not None:
         return None, f"the copy kernel could not be timed: {fault.message}"
     copy = timed[0][0].variants[0]
-    if copy.status != "timed" or copy.gbps is None or copy.stats is None:
+    if copy.status != Status.TIMED or copy.gbps is None or copy.stats is None:
         return None, f"the copy kernel failed its checks: {copy.message}"
     return copy.gbps, (f"float4 copy of {COPY_ELEMENTS * 4 // 2**20} MiB each way, cold, "
                        f"median of {copy.stats.count} samples")
@@ -327,18 +329,18 @@ def _bench(run: _Run) -> BenchReport:
         plan = run.options.plan()
         cases = cases_for(run.specs[0], run.options)
     except (PlanError, CaseError) as error:
-        return BenchReport("spec_error", str(error))
+        return BenchReport(Status.SPEC_ERROR, str(error))
     backend = _choose_backend(run.options)
     if isinstance(backend, BenchReport):
         return backend
     run.backend, run.handle = backend, run.engine.handle(backend)
     run.progress("starting the worker", 0.0)
     try:
-        run.device = dict(run.handle.ensure().info.get("device", {}))
+        run.device = HelloReply.from_message(run.handle.ensure().info).device
     except WorkerFault as fault:
-        return BenchReport("unverified", f"not timed: {fault}", backend=backend)
+        return BenchReport(Status.UNVERIFIED, f"not timed: {fault}", backend=backend)
     if run.device.get("kind") != "gpu" and backend not in TEST_BACKENDS:
-        return BenchReport("unverified", f"not timed: {NO_GPU_HELP}", backend=backend)
+        return BenchReport(Status.UNVERIFIED, f"not timed: {NO_GPU_HELP}", backend=backend)
     variants = _variants(run.specs, run.options, backend, run.device, run.engine.folder)
     if isinstance(variants, BenchReport):
         return variants
@@ -374,7 +376,7 @@ def bench(specs: list[Spec], options: BenchOptions | None = None, engine: Engine
         if own_engine:
             engine.close()
     if cancel is not None and cancel.is_set():
-        report = replace(report, status="cancelled", message="cancelled by the user")
+        report = replace(report, status=Status.CANCELLED, message="cancelled by the user")
     report.seconds = time.perf_counter() - started
     report.mode = options.mode
     return report
@@ -392,5 +394,5 @@ def bench_file(path: Path | str, options: BenchOptions | None = None, backend: s
         try:
             specs.append(load_spec(item))
         except SpecError as error:
-            return BenchReport("spec_error", str(error))
+            return BenchReport(Status.SPEC_ERROR, str(error))
     return bench(specs, options, engine, cancel, progress)

@@ -9,7 +9,7 @@ import numpy as np
 
 from app.dtypes import DType, lookup
 from app.engine.verify.buffers import GUARD_FILL, poison
-from app.engine.verify.results import Finding
+from app.engine.verify.results import Finding, Status
 
 FIRST = 5
 Array = np.ndarray[Any, Any]
@@ -41,7 +41,7 @@ def check_guards(name: str, image: Array, guard: int, nbytes: int) -> Finding | 
     if before.size:
         parts.append(f"{before.size} byte(s) before the start changed (first at byte "
                      f"{guard - int(before[-1])} before it)")
-    return Finding("guard_zone", name, "wrote outside the buffer: " + "; ".join(parts),
+    return Finding(Status.GUARD_ZONE, name, "wrote outside the buffer: " + "; ".join(parts),
                    count=int(before.size + after.size))
 
 
@@ -58,7 +58,7 @@ def check_unchanged(name: str, original: Array, after: Array) -> Finding | None:
     if not changed.any():
         return None
     mask = changed.reshape(original.shape)
-    return Finding("input_changed", name, f"the kernel changed {int(changed.sum())} of "
+    return Finding(Status.INPUT_CHANGED, name, f"the kernel changed {int(changed.sum())} of "
                    f"{changed.size} element(s) of this input", count=int(changed.sum()),
                    total=int(changed.size), first_indices=_indices(mask),
                    expected=_values(original, mask), actual=_values(after, mask))
@@ -114,7 +114,7 @@ def check_output(name: str, actual: Array, expected: Array, dtype_name: str,
     unwritten = _unwritten_mask(actual, expected, dtype)
     if unwritten.any():
         findings.append(Finding(
-            "unwritten", name, f"{int(unwritten.sum())} of {unwritten.size} element(s) were "
+            Status.UNWRITTEN, name, f"{int(unwritten.sum())} of {unwritten.size} element(s) were "
             "never written (they still hold the poison value)", count=int(unwritten.sum()),
             total=int(unwritten.size), first_indices=_indices(unwritten),
             expected=_values(expected, unwritten), actual=["unwritten"] * min(
@@ -127,7 +127,7 @@ def check_output(name: str, actual: Array, expected: Array, dtype_name: str,
         max_abs, max_rel = _error_stats(got, want)
         tolerance = f"atol {atol:g} + rtol {rtol:g} * |expected|" if dtype.is_float else "exact"
         findings.append(Finding(
-            "mismatch", name, f"{int(bad.sum())} of {bad.size} element(s) differ from the "
+            Status.MISMATCH, name, f"{int(bad.sum())} of {bad.size} element(s) differ from the "
             f"reference ({tolerance})", count=int(bad.sum()), total=int(bad.size),
             first_indices=_indices(bad), expected=_values(want, bad), actual=_values(got, bad),
             max_abs_error=max_abs, max_rel_error=max_rel))

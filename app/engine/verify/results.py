@@ -5,34 +5,62 @@ A timeout or a crash is a result with a stage and a message, never an exception.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
+
+
+class Status(StrEnum):
+    """Every status a run, a verdict or a timing report can have; JSON keeps the strings."""
+
+    PASSED = "passed"
+    TIMED = "timed"
+    MISMATCH = "mismatch"
+    UNWRITTEN = "unwritten"
+    GUARD_ZONE = "guard_zone"
+    INPUT_CHANGED = "input_changed"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    COMPILE_ERROR = "compile_error"
+    LAUNCH_ERROR = "launch_error"
+    SANITIZER = "sanitizer"
+    UNVERIFIED = "unverified"
+    CANCELLED = "cancelled"
+    SPEC_ERROR = "spec_error"
+    REFERENCE_ERROR = "reference_error"
+
 
 # What each status means, in plain words for the results pane and the CLI.
 PLAIN_WORDS = {
-    "passed": "every output matched the reference within tolerance",
-    "mismatch": "outputs differ from the reference",
-    "unwritten": "the kernel left output elements unwritten (they still hold the poison value)",
-    "guard_zone": "the kernel wrote outside a buffer (the guard zone around it changed)",
-    "input_changed": "the kernel modified an input buffer",
-    "timeout": "the kernel did not finish within the time limit and was killed",
-    "crash": "the kernel crashed the worker (a CUDA error such as an illegal address)",
-    "compile_error": "the kernel did not compile",
-    "launch_error": "the kernel could not be loaded or launched",
-    "sanitizer": "compute-sanitizer reported errors",
-    "unverified": "a check could not run, so nothing is claimed",
-    "cancelled": "the run was cancelled",
-    "spec_error": "the spec cannot be used",
-    "reference_error": "the reference failed or returned something unusable",
+    Status.PASSED: "every output matched the reference within tolerance",
+    Status.TIMED: "every variant was verified and timed",
+    Status.MISMATCH: "outputs differ from the reference",
+    Status.UNWRITTEN: "the kernel left output elements unwritten (they still hold the poison "
+                      "value)",
+    Status.GUARD_ZONE: "the kernel wrote outside a buffer (the guard zone around it changed)",
+    Status.INPUT_CHANGED: "the kernel modified an input buffer",
+    Status.TIMEOUT: "the kernel did not finish within the time limit and was killed",
+    Status.CRASH: "the kernel crashed the worker (a CUDA error such as an illegal address)",
+    Status.COMPILE_ERROR: "the kernel did not compile",
+    Status.LAUNCH_ERROR: "the kernel could not be loaded or launched",
+    Status.SANITIZER: "compute-sanitizer reported errors",
+    Status.UNVERIFIED: "a check could not run, so nothing is claimed",
+    Status.CANCELLED: "the run was cancelled",
+    Status.SPEC_ERROR: "the spec cannot be used",
+    Status.REFERENCE_ERROR: "the reference failed or returned something unusable",
 }
-FAILING = ("mismatch", "unwritten", "guard_zone", "input_changed", "timeout", "crash",
-           "compile_error", "launch_error", "sanitizer")
-UNDECIDED = ("unverified", "cancelled")
-BAD_INPUT = ("spec_error", "reference_error")
+FAILING = frozenset({Status.MISMATCH, Status.UNWRITTEN, Status.GUARD_ZONE, Status.INPUT_CHANGED,
+                     Status.TIMEOUT, Status.CRASH, Status.COMPILE_ERROR, Status.LAUNCH_ERROR,
+                     Status.SANITIZER})
+UNDECIDED = frozenset({Status.UNVERIFIED, Status.CANCELLED})
+BAD_INPUT = frozenset({Status.SPEC_ERROR, Status.REFERENCE_ERROR})
+# Runs that end a verification early: nothing later could be trusted or would be different.
+STOPPING = frozenset({Status.TIMEOUT, Status.CRASH, Status.CANCELLED, Status.LAUNCH_ERROR,
+                      Status.UNVERIFIED})
 # Within one run, the most telling finding decides the run's status.
-FINDING_PRIORITY = ("guard_zone", "input_changed", "unwritten", "mismatch")
+FINDING_PRIORITY = (Status.GUARD_ZONE, Status.INPUT_CHANGED, Status.UNWRITTEN, Status.MISMATCH)
 
 
-def exit_code_for(status: str, success: str) -> int:
+def exit_code_for(status: Status, success: Status) -> int:
     """DESIGN.md's exit codes: 0 for `success`, 2 bad spec or reference, 3 could not decide,
     1 for every way a kernel can fail."""
     if status == success:
@@ -48,7 +76,7 @@ def exit_code_for(status: str, success: str) -> int:
 class Finding:
     """One thing wrong with one buffer in one run."""
 
-    kind: str
+    kind: Status
     buffer: str
     message: str
     count: int = 0
@@ -77,7 +105,7 @@ class RunResult:
 
     case: dict[str, int | float]
     seed: int
-    status: str
+    status: Status
     message: str = ""
     findings: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
@@ -85,7 +113,7 @@ class RunResult:
     @property
     def passed(self) -> bool:
         """Whether this run passed."""
-        return self.status == "passed"
+        return self.status == Status.PASSED
 
     def title(self) -> str:
         """`case {n=1000} seed 2: passed`."""
@@ -97,7 +125,7 @@ class RunResult:
 class Verdict:
     """The outcome of verifying one spec."""
 
-    status: str
+    status: Status
     message: str
     backend: str = ""
     device: dict[str, Any] = field(default_factory=dict)
@@ -111,12 +139,12 @@ class Verdict:
     @property
     def passed(self) -> bool:
         """Whether every check passed."""
-        return self.status == "passed"
+        return self.status == Status.PASSED
 
     @property
     def exit_code(self) -> int:
         """DESIGN.md's exit codes: 0 passed, 1 failed, 2 bad spec, 3 undecided."""
-        return exit_code_for(self.status, "passed")
+        return exit_code_for(self.status, Status.PASSED)
 
     def to_json(self) -> dict[str, Any]:
         """Everything, as JSON-ready data."""
@@ -146,9 +174,9 @@ class Verdict:
         return "\n".join(lines)
 
 
-def overall_status(runs: list[RunResult]) -> str:
+def overall_status(runs: list[RunResult]) -> Status:
     """passed when every run passed, else the status of the first failing run."""
     for run in runs:
         if not run.passed:
             return run.status
-    return "passed"
+    return Status.PASSED

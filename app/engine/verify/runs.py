@@ -10,7 +10,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,27 @@ from app import settings
 from app.cases import CaseError, Resolved, resolve
 from app.engine.verify import buffers, checks
 from app.engine.verify.reference import ReferenceError, expected_outputs, load_reference
-from app.engine.verify.results import FINDING_PRIORITY, Finding, RunResult, Verdict, overall_status
+from app.engine.verify.results import (
+    FINDING_PRIORITY,
+    Finding,
+    RunResult,
+    Status,
+    Verdict,
+    overall_status,
+)
 from app.engine.worker.client import WorkerFault, WorkerHandle
+from app.engine.worker.protocol import (
+    BufferItem,
+    Failure,
+    FaultKind,
+    HelloReply,
+    KernelRef,
+    Launch,
+    LoadRequest,
+    RunReply,
+    RunRequest,
+    ScalarItem,
+)
 from app.spec import Case, Spec
 
 Progress = Callable[[str, float], None]
@@ -97,40 +116,39 @@ def compile_for(spec: Spec, arch: str | None, folder: Path) -> Prepared | Verdic
     diagnostics = [vars(d) for d in result.diagnostics]
     if not result.ok or result.cubin is None:
         message = result.message or "the kernel did not compile"
-        return Verdict("compile_error", message, diagnostics=diagnostics)
+        return Verdict(Status.COMPILE_ERROR, message, diagnostics=diagnostics)
     symbol = result.kernel_symbol(spec.entry)
     if symbol is None:
-        return Verdict("compile_error", f"no __global__ function named {spec.entry!r} in "
+        return Verdict(Status.COMPILE_ERROR, f"no __global__ function named {spec.entry!r} in "
                        f"{spec.source}", diagnostics=diagnostics)
     cubin_path = folder / f"{hashlib.sha256(result.cubin).hexdigest()[:16]}.cubin"
     cubin_path.write_bytes(result.cubin)
     return Prepared(symbol, cubin_path, diagnostics)
 
 
-def _load_message(spec: Spec, prepared: Prepared) -> dict[str, Any]:
-    """The `load` request: where the worker finds the kernel."""
-    message: dict[str, Any] = {
-        "op": "load", "symbol": prepared.symbol, "entry": spec.entry,
-        "cubin_path": str(prepared.cubin_path) if prepared.cubin_path else None,
-        "source_path": str(spec.source_path), "source_dir": str(spec.base_dir),
-        "options": list(spec.options)}
-    digest = hashlib.sha256(json.dumps(message, sort_keys=True).encode())
-    digest.update(spec.source_path.read_bytes())  # an edited source is another module
-    message["module"] = digest.hexdigest()[:32]
-    return message
+def load_request(spec: Spec, prepared: Prepared) -> LoadRequest:
+    """The `load` request: where the worker finds the kernel, under a module name that changes
+    with the request and with the source's bytes (an edited source is another module)."""
+    kernel = KernelRef(prepared.symbol, spec.entry,
+                       cubin_path=str(prepared.cubin_path) if prepared.cubin_path else None,
+                       source_path=str(spec.source_path), source_dir=str(spec.base_dir),
+                       options=tuple(spec.options))
+    digest = hashlib.sha256(json.dumps(LoadRequest(kernel).to_message(), sort_keys=True).encode())
+    digest.update(spec.source_path.read_bytes())
+    return LoadRequest(replace(kernel, module=digest.hexdigest()[:32]))
 
 
-def _arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path], guard: int,
-               uninitialized_outputs: bool = False) -> list[dict[str, Any]]:
-    """The `args` of a run request, in parameter order."""
-    items: list[dict[str, Any]] = []
+def arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path], guard: int,
+              uninitialized_outputs: bool = False) -> tuple[BufferItem | ScalarItem, ...]:
+    """The arguments of a launch, in parameter order."""
+    items: list[BufferItem | ScalarItem] = []
     for arg in spec.args:
         if arg.is_buffer:
-            items.append({"buffer": str(images[arg.name]), "offset": guard, "dtype": arg.dtype,
-                          "upload": not (uninitialized_outputs and arg.kind == "out")})
+            items.append(BufferItem(str(images[arg.name]), guard, arg.dtype,
+                                    upload=not (uninitialized_outputs and arg.kind == "out")))
         else:
-            items.append({"scalar": resolved.scalars[arg.name], "dtype": arg.dtype})
-    return items
+            items.append(ScalarItem(resolved.scalars[arg.name], arg.dtype))
+    return tuple(items)
 
 
 @dataclass
@@ -147,26 +165,41 @@ class RunContext:
     cancel: threading.Event | None
 
 
+# What a worker's fault means for the run that met it.
+FAULT_STATUS = {FaultKind.DEVICE: Status.CRASH, FaultKind.INTERNAL: Status.CRASH,
+                FaultKind.LOAD: Status.LAUNCH_ERROR, FaultKind.BAD_REQUEST: Status.LAUNCH_ERROR,
+                FaultKind.UNSUPPORTED: Status.UNVERIFIED}
+
+
+def fault_status(kind: str) -> Status:
+    """What a fault means for a run: a worker's fault kind (FaultKind), or the client's
+    (timeout, crash, cancelled; a worker that could not start decides nothing)."""
+    if kind in FaultKind.__members__.values():
+        return FAULT_STATUS[FaultKind(kind)]
+    if kind in Status.__members__.values():
+        return Status(kind)
+    return Status.UNVERIFIED
+
+
 def _fault_result(case: Case, seed: int, kind: str, message: str) -> RunResult:
     """A run that ended without images to check."""
-    status = {"device": "crash", "internal": "crash", "load": "launch_error",
-              "bad_request": "launch_error", "unsupported": "unverified"}.get(kind, kind)
-    return RunResult(case, seed, status, message)
+    return RunResult(case, seed, fault_status(kind), message)
 
 
-def _ensure_loaded(ctx: RunContext) -> str:
+def _ensure_loaded(ctx: RunContext) -> KernelRef:
     """A live worker with the kernel loaded (a fresh worker after any fault). The worker may
     be warm from starting (verify_with asks it for its device) or from an earlier spec, so what
     counts is whether this process has loaded this kernel, not whether it is new."""
     worker = ctx.handle.ensure()
-    message = _load_message(ctx.spec, ctx.prepared)
-    key = json.dumps(message, sort_keys=True)
+    request = load_request(ctx.spec, ctx.prepared)
+    key = json.dumps(request.to_message(), sort_keys=True)
     if key not in worker.loaded:
-        reply = worker.request(message, LOAD_TIMEOUT, ctx.cancel)
+        reply = worker.request(request.to_message(), LOAD_TIMEOUT, ctx.cancel)
         if not reply.get("ok"):
-            raise WorkerFault(str(reply.get("error")), str(reply.get("message")))
+            failure = Failure.from_message(reply)
+            raise WorkerFault(failure.kind, failure.message)
         worker.loaded.add(key)
-    return str(message["module"])
+    return request.kernel
 
 
 def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunResult:
@@ -179,22 +212,24 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunRe
         if arg.is_buffer:
             paths[arg.name] = ctx.folder / f"buffer-{arg.name}.bin"
             buffers.image_for(arg, resolved, inputs, ctx.guard).tofile(paths[arg.name])
-    message: dict[str, Any] = {"op": "run", "symbol": ctx.prepared.symbol, "entry": spec.entry,
-               "grid": resolved.grid, "block": resolved.block,
-               "shared_bytes": resolved.shared_bytes,
-               "args": _arg_items(spec, resolved, paths, ctx.guard,
-                                  ctx.options.uninitialized_outputs)}
+    items = arg_items(spec, resolved, paths, ctx.guard, ctx.options.uninitialized_outputs)
     limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
     try:
-        message["module"] = _ensure_loaded(ctx)
+        loaded = _ensure_loaded(ctx)
+        # A run names the loaded module only; the worker has the kernel's files already.
+        kernel = KernelRef(loaded.symbol, loaded.entry, loaded.module)
+        request = RunRequest(Launch(kernel, resolved.grid, resolved.block,
+                                    resolved.shared_bytes, items))
         assert ctx.handle.worker is not None
-        reply = ctx.handle.worker.request(message, limit, ctx.cancel)
+        reply = ctx.handle.worker.request(request.to_message(), limit, ctx.cancel)
     except WorkerFault as fault:
         return _fault_result(case, seed, fault.kind, str(fault))
     if not reply.get("ok"):
-        return _fault_result(case, seed, str(reply.get("error")), str(reply.get("message")))
+        failure = Failure.from_message(reply)
+        return _fault_result(case, seed, failure.kind, failure.message)
     findings = check_images(ctx, resolved, inputs, expected, paths)
-    return RunResult(case, seed, run_status(findings), "", findings, float(reply["seconds"]))
+    return RunResult(case, seed, run_status(findings), "", findings,
+                     RunReply.from_message(reply).seconds)
 
 
 def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
@@ -221,10 +256,10 @@ def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
     return findings
 
 
-def run_status(findings: list[Finding]) -> str:
+def run_status(findings: list[Finding]) -> Status:
     """The most telling finding names the run's status."""
     kinds = {f.kind for f in findings}
-    return next((k for k in FINDING_PRIORITY if k in kinds), "passed")
+    return next((k for k in FINDING_PRIORITY if k in kinds), Status.PASSED)
 
 
 def _resolve_all(spec: Spec) -> list[Resolved] | Verdict:
@@ -232,14 +267,14 @@ def _resolve_all(spec: Spec) -> list[Resolved] | Verdict:
     try:
         return [resolve(spec, case) for case in spec.cases]
     except CaseError as error:
-        return Verdict("spec_error", str(error))
+        return Verdict(Status.SPEC_ERROR, str(error))
 
 
 def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,
                 guard: int, cancel: threading.Event | None, progress: Progress) -> Verdict:
     """Verify on one worker handle with a given guard size (0 under a sanitizer)."""
     if not options.trusted:
-        return Verdict("unverified", "this spec came from elsewhere: its reference runs only "
+        return Verdict(Status.UNVERIFIED, "this spec came from elsewhere: its reference runs only "
                        "after you allow it; read it first")
     resolved = _resolve_all(spec)
     if isinstance(resolved, Verdict):
@@ -247,13 +282,13 @@ def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder
     try:
         reference = load_reference(spec.reference_path)
     except ReferenceError as error:
-        return Verdict("reference_error", str(error))
+        return Verdict(Status.REFERENCE_ERROR, str(error))
     progress("starting the worker", 0.0)
     try:
         worker = handle.ensure()
     except WorkerFault as fault:
-        return Verdict("unverified", str(fault), backend=handle.backend)
-    device = dict(worker.info.get("device", {}))
+        return Verdict(Status.UNVERIFIED, str(fault), backend=handle.backend)
+    device = HelloReply.from_message(worker.info).device
     prepared = _prepare(spec, options, handle.backend, device, folder)
     if isinstance(prepared, Verdict):
         prepared.backend, prepared.device = handle.backend, device
@@ -291,7 +326,7 @@ def _run_all(ctx: RunContext, resolved: list[Resolved],
             try:
                 run = run_one(ctx, index, case, seed)
             except ReferenceError as error:
-                return Verdict("reference_error", f"case {case.case} seed {seed}: {error}")
+                return Verdict(Status.REFERENCE_ERROR, f"case {case.case} seed {seed}: {error}")
             runs.append(run)
             if run.status in ("timeout", "crash", "cancelled", "launch_error", "unverified"):
                 return runs
@@ -301,7 +336,7 @@ def _run_all(ctx: RunContext, resolved: list[Resolved],
 
 def _summary(status: str, runs: list[RunResult]) -> str:
     """One line for the verdict."""
-    if status == "passed":
+    if status == Status.PASSED:
         return f"all {len(runs)} runs passed"
     first = next(r for r in runs if not r.passed)
     detail = first.message or (first.findings[0].message if first.findings else "")

@@ -8,7 +8,7 @@ import threading
 from dataclasses import replace
 
 from app.engine.verify import sanitizer
-from app.engine.verify.results import Verdict
+from app.engine.verify.results import Status, Verdict
 from app.engine.verify.runs import Engine, Progress, VerifyOptions, verify_with
 from app.engine.worker import backends
 from app.engine.worker.client import WorkerHandle
@@ -24,14 +24,14 @@ def verify_sanitized(spec: Spec, options: VerifyOptions, engine: Engine,
     """Run every case once under the chosen sanitizer tool."""
     tool = options.sanitize or ""
     if tool not in sanitizer.TOOLS:
-        return Verdict("unverified", f"unknown sanitizer tool {tool!r}; use one of "
+        return Verdict(Status.UNVERIFIED, f"unknown sanitizer tool {tool!r}; use one of "
                        f"{', '.join(sanitizer.TOOLS)}")
     backend, reason = backends.choose(options.backend)
     if backend != "pycuda":
         why = reason or f"the {backend} backend has no sanitizer"
-        return Verdict("unverified", f"--sanitize needs an NVIDIA GPU: {why}")
+        return Verdict(Status.UNVERIFIED, f"--sanitize needs an NVIDIA GPU: {why}")
     if sanitizer.executable() is None:
-        return Verdict("unverified", "compute-sanitizer not found (install the CUDA toolkit); "
+        return Verdict(Status.UNVERIFIED, "compute-sanitizer not found (install the CUDA toolkit); "
                        "nothing was checked")
     log = engine.folder / f"sanitizer-{tool}.log"
     handle = WorkerHandle(backend, wrapper=sanitizer.wrapper(tool, log), log_dir=engine.folder)
@@ -52,13 +52,13 @@ def _judge(verdict: Verdict, tool: str, report: str) -> Verdict:
     summary = sanitizer.summary_line(report)
     if findings:
         first = findings[0]
-        verdict.status = "sanitizer"
+        verdict.status = Status.SANITIZER
         verdict.message = (f"{tool}: {len(findings)} report(s); first: {first.kind} in "
                            f"{first.kernel or 'the kernel'} at {first.location or '?'}"
                            + (f" ({summary})" if summary else ""))
-    elif verdict.status == "passed" and not summary:
-        verdict.status = "unverified"
+    elif verdict.status == Status.PASSED and not summary:
+        verdict.status = Status.UNVERIFIED
         verdict.message = f"compute-sanitizer {tool} produced no summary; nothing is claimed"
-    elif verdict.status == "passed":
+    elif verdict.status == Status.PASSED:
         verdict.message = f"{verdict.message}; {tool}: {summary}"
     return verdict

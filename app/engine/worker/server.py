@@ -30,22 +30,16 @@ from app.engine.worker.backends.base import (
 EXIT_AFTER_FAULT = 3
 
 
-def _dims(value: Any) -> tuple[int, int, int]:
-    """A grid or block as three ints."""
-    items = [int(v) for v in value] + [1, 1, 1]
-    return items[0], items[1], items[2]
-
-
-def _args(items: list[dict[str, Any]]) -> list[BufferArg | ScalarArg]:
+def _args(items: tuple[protocol.BufferItem | protocol.ScalarItem, ...]
+          ) -> list[BufferArg | ScalarArg]:
     """Buffer images read from their files, and scalars."""
     args: list[BufferArg | ScalarArg] = []
     for item in items:
-        if "buffer" in item:
-            image = np.fromfile(item["buffer"], dtype=np.uint8)
-            args.append(BufferArg(image, int(item["offset"]), str(item["dtype"]),
-                                  bool(item.get("upload", True))))
+        if isinstance(item, protocol.BufferItem):
+            image = np.fromfile(item.path, dtype=np.uint8)
+            args.append(BufferArg(image, item.offset, item.dtype, item.upload))
         else:
-            args.append(ScalarArg(item["scalar"], str(item["dtype"])))
+            args.append(ScalarArg(item.value, item.dtype))
     return args
 
 
@@ -54,73 +48,77 @@ def _read_optional(path: str | None) -> bytes | None:
     return Path(path).read_bytes() if path else None
 
 
-def _launch_request(message: dict[str, Any]) -> LaunchRequest:
-    """A LaunchRequest from a `run` message."""
-    source = _read_optional(message.get("source_path"))
-    return LaunchRequest(
-        symbol=str(message["symbol"]), entry=str(message["entry"]),
-        module=str(message.get("module", "")),
-        grid=_dims(message.get("grid", [1])), block=_dims(message.get("block", [1])),
-        shared_bytes=int(message.get("shared_bytes", 0)), args=_args(message.get("args", [])),
-        cubin=_read_optional(message.get("cubin_path")),
-        source=source.decode("utf-8") if source is not None else None,
-        source_dir=message.get("source_dir"), source_path=message.get("source_path"),
-        options=list(message.get("options", [])))
+def _three(dims: tuple[int, ...]) -> tuple[int, int, int]:
+    """A grid or block as three sizes."""
+    items = [*dims, 1, 1, 1]
+    return items[0], items[1], items[2]
 
 
-def _write_back(message: dict[str, Any], request: LaunchRequest) -> None:
+def _launch_request(kernel: protocol.KernelRef,
+                    launch: protocol.Launch | None = None) -> LaunchRequest:
+    """What a backend needs for a kernel (load) or one launch of it (run, bench)."""
+    try:
+        source = _read_optional(kernel.source_path)
+        return LaunchRequest(
+            symbol=kernel.symbol, entry=kernel.entry, module=kernel.module,
+            grid=_three(launch.grid) if launch else (1, 1, 1),
+            block=_three(launch.block) if launch else (1, 1, 1),
+            shared_bytes=launch.shared_bytes if launch else 0,
+            args=_args(launch.args) if launch else [],
+            cubin=_read_optional(kernel.cubin_path),
+            source=source.decode("utf-8") if source is not None else None,
+            source_dir=kernel.source_dir, source_path=kernel.source_path,
+            options=list(kernel.options))
+    except (OSError, ValueError) as error:
+        raise BackendError("bad_request", f"cannot read the request's files: {error}") from None
+
+
+def _write_back(launch: protocol.Launch, request: LaunchRequest) -> None:
     """Rewrite every buffer file with the image as the launch left it."""
     buffers = [a for a in request.args if isinstance(a, BufferArg)]
-    paths = [item["buffer"] for item in message.get("args", []) if "buffer" in item]
-    for arg, path in zip(buffers, paths, strict=True):
-        arg.image.tofile(path)
+    items = [i for i in launch.args if isinstance(i, protocol.BufferItem)]
+    for arg, item in zip(buffers, items, strict=True):
+        arg.image.tofile(item.path)
 
 
-def _write_firsts(message: dict[str, Any], firsts: list[np.ndarray[Any, Any] | None]) -> None:
-    """Write the images of a variant's first timed launch where its buffer items say ("first")."""
-    for item, image in zip(message.get("args", []), firsts, strict=False):
-        if image is not None and item.get("first"):
-            image.tofile(item["first"])
+def _write_firsts(launch: protocol.Launch, firsts: list[np.ndarray[Any, Any] | None]) -> None:
+    """Write the images of a variant's first timed launch where its buffer items say."""
+    for item, image in zip(launch.args, firsts, strict=False):
+        if image is not None and isinstance(item, protocol.BufferItem) and item.first:
+            image.tofile(item.first)
 
 
-def _bench(backend: Backend, message: dict[str, Any]) -> dict[str, Any]:
+def _bench(backend: Backend, message: protocol.BenchRequest) -> dict[str, Any]:
     """Time the variants of a `bench` request, interleaved; write back first and last images."""
-    from app.engine.worker.timing import PlanError, TimingPlan
-
-    try:
-        variants = list(message["variants"])
-        requests = [_launch_request(variant) for variant in variants]
-        plan = TimingPlan.from_message(dict(message.get("plan", {})))
-        helpers = _read_optional(message.get("helpers_cubin_path"))
-    except (KeyError, TypeError, ValueError, OSError, PlanError) as error:
-        raise BackendError("bad_request", f"malformed bench request: {error}") from None
-    record = backend.time(requests, plan, helpers)
-    for variant, request, firsts in zip(variants, requests, record.first_images, strict=True):
+    requests = [_launch_request(v.kernel, v) for v in message.variants]
+    helpers = _read_optional(message.helpers_cubin_path)
+    record = backend.time(requests, message.plan, helpers)
+    for variant, request, firsts in zip(message.variants, requests, record.first_images,
+                                        strict=True):
         _write_back(variant, request)
         _write_firsts(variant, firsts)
-    return {"ok": True, **record.outcome.to_reply(), "facts": record.facts}
+    return protocol.BenchReply(record.outcome, record.facts).to_message()
 
 
 def handle(backend: Backend, message: dict[str, Any]) -> dict[str, Any]:
     """Answer one request (raises BackendError on failures)."""
-    op = message.get("op")
-    if op == "hello":
-        return {"ok": True, "backend": backend.name, "device": backend.describe(),
-                "pid": os.getpid()}
-    if op == "bench":
-        return _bench(backend, message)
-    if op not in ("load", "run"):
-        raise BackendError("bad_request", f"unknown op {op!r}")
     try:
-        request = _launch_request(message)
-    except (KeyError, TypeError, ValueError, OSError) as error:
-        raise BackendError("bad_request", f"malformed {op} request: {error}") from None
-    if op == "load":
-        backend.prepare(request)
+        request = protocol.request_from_message(message)
+    except protocol.ProtocolError as error:
+        raise BackendError("bad_request", str(error)) from None
+    if isinstance(request, protocol.HelloRequest):
+        return protocol.HelloReply(backend.name, backend.describe(), os.getpid()).to_message()
+    if isinstance(request, protocol.BenchRequest):
+        return _bench(backend, request)
+    if isinstance(request, protocol.LoadRequest):
+        backend.prepare(_launch_request(request.kernel))
         return {"ok": True}
-    seconds = backend.run(request)
-    _write_back(message, request)
-    return {"ok": True, "seconds": seconds}
+    if isinstance(request, protocol.RunRequest):
+        launch_request = _launch_request(request.launch.kernel, request.launch)
+        seconds = backend.run(launch_request)
+        _write_back(request.launch, launch_request)
+        return protocol.RunReply(seconds).to_message()
+    raise BackendError("bad_request", f"{request.op} is answered by serve()")
 
 
 def serve(backend: Backend, requests: BinaryIO, replies: BinaryIO) -> int:
@@ -133,14 +131,14 @@ def serve(backend: Backend, requests: BinaryIO, replies: BinaryIO) -> int:
             replies.flush()
             continue
         request_id = int(message.get("id", -1))
-        if message.get("op") == "shutdown":
+        if message.get("op") == protocol.Op.SHUTDOWN:
             replies.write(protocol.encode({"id": request_id, "ok": True}))
             replies.flush()
             return 0
         try:
             reply = {"id": request_id, **handle(backend, message)}
         except BackendError as error:
-            fatal = error.kind in ("device", "internal")
+            fatal = error.kind.fatal
             reply = protocol.failure(request_id, error.kind, str(error), fatal)
         except Exception as error:  # anything unexpected: report it, then stop being trusted
             reply = protocol.failure(request_id, "internal", f"{type(error).__name__}: {error}",

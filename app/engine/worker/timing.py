@@ -13,11 +13,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
-MODES = ("cold", "hot")
+
+class TimingMode(StrEnum):
+    """Cold: L2 flushed before each sample; hot: caches stay warm between samples."""
+
+    COLD = "cold"
+    HOT = "hot"
+
+
+MODES = tuple(TimingMode)
 # Stop reasons, in the words the reports use.
 STOP_WORDS = {
     "noise": "the noise fell under the target",
@@ -37,7 +46,7 @@ class PlanError(ValueError):
 class TimingPlan:
     """How to time: cache mode, budget per variant, sample bounds, noise target, warm-up."""
 
-    mode: str = "cold"
+    mode: TimingMode = TimingMode.COLD
     budget_ms: float = 2000.0
     min_samples: int = 10
     max_samples: int = 10_000
@@ -51,6 +60,7 @@ class TimingPlan:
         """Refuse plans that make no sense, naming the field."""
         if self.mode not in MODES:
             raise PlanError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        object.__setattr__(self, "mode", TimingMode(self.mode))  # a plain string from JSON
         if not self.budget_ms > 0:
             raise PlanError("budget_ms must be positive")
         if not 1 <= self.min_samples <= self.max_samples:

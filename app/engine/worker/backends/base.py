@@ -14,16 +14,17 @@ from typing import Any
 
 import numpy as np
 
+from app.engine.worker.protocol import FaultKind, FaultKindName
 from app.engine.worker.timing import TimingPlan, TimingRecord
 
 
 class BackendError(Exception):
     """A failure in the backend. `kind` is a protocol error kind; `device` errors are fatal."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: FaultKind | FaultKindName, message: str) -> None:
         """Keep the kind beside the message."""
         super().__init__(message)
-        self.kind = kind
+        self.kind = FaultKind(kind)
 
 
 @dataclass

@@ -1,0 +1,56 @@
+"""Every default and environment variable of Kernel Studio, declared once with its meaning.
+
+A setting that an environment variable can override is an `EnvSetting`; read it with `.get()`
+(None when unset or empty). Plain defaults are constants. `describe()` lists them all for the
+doctor and the README.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+# The time limit of one kernel launch in verify and bench, in seconds (CLI --timeout, GUI).
+TIME_LIMIT_S = 10.0
+# Loading a kernel (compile in the worker, CUDA module load) may take longer than a launch.
+LOAD_TIME_LIMIT_S = 180.0
+# The host C++ compiler's time limit for the CPU backend's builds.
+HOST_COMPILE_TIME_LIMIT_S = 150.0
+
+
+@dataclass(frozen=True)
+class EnvSetting:
+    """A value the user (or a test) may set through the environment."""
+
+    variable: str
+    meaning: str
+
+    def get(self) -> str | None:
+        """The variable's value, or None when unset or empty."""
+        return os.environ.get(self.variable) or None
+
+
+CACHE_DIR = EnvSetting("KERNEL_STUDIO_CACHE", "folder for compiled kernels and device "
+                       "measurements (default: the user's cache folder)")
+DATA_DIR = EnvSetting("KERNEL_STUDIO_DATA", "folder for recovery files, settings, trust and "
+                      "imported skills (default: the user's data folder)")
+MODELS_DIR = EnvSetting("KERNEL_STUDIO_MODELS", "folder of local models (default: models/ in a "
+                        "checkout, else the data folder's models/)")
+CXX = EnvSetting("KERNEL_STUDIO_CXX", "host C++ compiler of the CPU backend (default: the first "
+                 "of g++, c++, clang++ on the PATH)")
+CPU_THREADS = EnvSetting("KERNEL_STUDIO_CPU_THREADS", "threads of a CPU-backend launch (default: "
+                         "the cores this process may use)")
+CPU_UCONTEXT = EnvSetting("KERNEL_STUDIO_CPU_UCONTEXT", "1 selects the portable ucontext switch "
+                          "of the CPU backend (used on every CPU but x86-64)")
+STARTUP_PROBE = EnvSetting("KERNEL_STUDIO_STARTUP_PROBE", "set by benchmarks/gui_startup.py: the "
+                           "GUI prints when its window is exposed, then quits")
+TOKENIZER_DIR = EnvSetting("KERNEL_STUDIO_TOKENIZER_DIR", "tests on a GPU machine: a tokenizer "
+                           "folder where the model folder does not travel")
+
+ALL = (CACHE_DIR, DATA_DIR, MODELS_DIR, CXX, CPU_THREADS, CPU_UCONTEXT, STARTUP_PROBE,
+       TOKENIZER_DIR)
+
+
+def describe() -> list[str]:
+    """One line per environment variable: its name, its value here, its meaning."""
+    return [f"{s.variable}={s.get() or ''}  ({s.meaning})" for s in ALL]
