@@ -11,7 +11,7 @@ from typing import Any
 
 from app.engine.bench.roofline import Flag
 from app.engine.bench.stats import Stats
-from app.engine.verify.results import RunResult, Status, exit_code_for
+from app.engine.verify.results import RunResult, Status, exit_code_for, known_fields
 from app.engine.worker.timing import STOP_WORDS
 
 HEADER = ["variant", "median", "p10..p90", "IQR", "n", "noise", "GB/s", "of BW peak",
@@ -71,6 +71,16 @@ class VariantTiming:
     checks: list[RunResult] = field(default_factory=list)
     flags: list[Flag] = field(default_factory=list)
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> VariantTiming:
+        """A variant's timing from its JSON."""
+        values = known_fields(cls, data)
+        values["status"] = Status(values["status"])
+        values["stats"] = Stats.from_json(values.get("stats"))
+        values["checks"] = [RunResult.from_json(r) for r in values.get("checks", [])]
+        values["flags"] = [Flag(**f) for f in values.get("flags", [])]
+        return cls(**values)
+
     @property
     def median_ms(self) -> float | None:
         """The median sample, when there are samples."""
@@ -101,6 +111,11 @@ class Comparison:
     no_difference: bool
     same_inputs: bool
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Comparison | None:
+        """A comparison from its JSON (None stays None)."""
+        return None if data is None else cls(**known_fields(cls, data))
+
     @property
     def speedup(self) -> float:
         """How many times faster the candidate is (the baseline's time over the candidate's)."""
@@ -128,6 +143,15 @@ class BenchPoint:
     clocks: dict[str, float | None] = field(default_factory=dict)
     flags: list[Flag] = field(default_factory=list)
     sampling_ms: float = 0.0
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BenchPoint:
+        """A point from its JSON."""
+        values = known_fields(cls, data)
+        values["variants"] = [VariantTiming.from_json(v) for v in values.get("variants", [])]
+        values["comparison"] = Comparison.from_json(values.get("comparison"))
+        values["flags"] = [Flag(**f) for f in values.get("flags", [])]
+        return cls(**values)
 
 
 @dataclass
@@ -219,6 +243,16 @@ class BenchReport:
         else:
             data["charts"] = {k: v for k, v in self.charts().items() if k != "sweep"}
         return _clean(data)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BenchReport:
+        """A report from to_json's data (across the GUI's job pipe, say); NaN that to_json
+        turned into null stays null."""
+        values = known_fields(cls, data)
+        values["status"] = Status(values["status"])
+        values["points"] = [BenchPoint.from_json(p) for p in values.get("points", [])]
+        values["flags"] = [Flag(**f) for f in values.get("flags", [])]
+        return cls(**values)
 
     # -- for people ----------------------------------------------------------------------------
 

@@ -34,6 +34,11 @@ class Stats:
     stdev: float
     rse: float | None  # relative standard error of the mean; None below two samples
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Stats | None:
+        """Stats from their JSON (None stays None)."""
+        return None if data is None else cls(**data)
+
 
 def summarize(samples: Sequence[float]) -> Stats:
     """Median, mean, min, max, p10, p90, IQR, standard deviation and RSE of the samples."""

@@ -4,7 +4,7 @@ A timeout or a crash is a result with a stage and a message, never an exception.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -60,6 +60,13 @@ STOPPING = frozenset({Status.TIMEOUT, Status.CRASH, Status.CANCELLED, Status.LAU
 FINDING_PRIORITY = (Status.GUARD_ZONE, Status.INPUT_CHANGED, Status.UNWRITTEN, Status.MISMATCH)
 
 
+def known_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The entries of `data` that are fields of the dataclass `cls` (JSON may carry derived
+    extras, such as exit_code, which are not constructor arguments)."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
 def exit_code_for(status: Status, success: Status) -> int:
     """DESIGN.md's exit codes: 0 for `success`, 2 bad spec or reference, 3 could not decide,
     1 for every way a kernel can fail."""
@@ -86,6 +93,13 @@ class Finding:
     actual: list[Any] = field(default_factory=list)
     max_abs_error: float | None = None
     max_rel_error: float | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Finding:
+        """A finding from its JSON (asdict)."""
+        values = known_fields(cls, data)
+        values["kind"] = Status(values["kind"])
+        return cls(**values)
 
     def describe(self) -> str:
         """Several lines naming the buffer, the first bad indices and values, and the errors."""
@@ -114,6 +128,14 @@ class RunResult:
     def passed(self) -> bool:
         """Whether this run passed."""
         return self.status == Status.PASSED
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunResult:
+        """A run from its JSON (asdict)."""
+        values = known_fields(cls, data)
+        values["status"] = Status(values["status"])
+        values["findings"] = [Finding.from_json(f) for f in values.get("findings", [])]
+        return cls(**values)
 
     def title(self) -> str:
         """`case {n=1000} seed 2: passed`."""
@@ -152,6 +174,14 @@ class Verdict:
         data["plain_words"] = PLAIN_WORDS.get(self.status, "")
         data["exit_code"] = self.exit_code
         return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        """A verdict from to_json's data (across the GUI's job pipe, say)."""
+        values = known_fields(cls, data)
+        values["status"] = Status(values["status"])
+        values["runs"] = [RunResult.from_json(r) for r in values.get("runs", [])]
+        return cls(**values)
 
     def describe(self) -> str:
         """A readable report: the verdict, then every run, with details for failures."""
