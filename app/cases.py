@@ -10,6 +10,7 @@ import numpy as np
 
 from app import expr
 from app.dtypes import lookup
+from app.inits import largest_finite
 from app.spec import Arg, Case, Spec
 
 MAX_BLOCK_THREADS = 1024
@@ -69,6 +70,10 @@ def _scalar(arg: Arg, case: Case) -> int | float:
         raise CaseError(f"{where}: {error}") from None
     dtype = lookup(arg.dtype)
     if dtype.is_float:
+        largest = largest_finite(dtype)
+        if abs(value) > largest:
+            raise CaseError(f"{where}: {value:g} does not fit in {arg.dtype} (largest "
+                            f"{largest:g})")
         return float(value)
     if isinstance(value, float) and not value.is_integer():
         raise CaseError(f"{where}: {arg.dtype} needs a whole number, got {value}")

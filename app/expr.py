@@ -7,6 +7,7 @@ Python's `ast` module and only those node types are walked; nothing is ever pass
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from collections.abc import Callable, Mapping
 
@@ -15,7 +16,8 @@ Number = int | float
 MAX_LENGTH = 500
 MAX_DEPTH = 40
 MAX_EXPONENT = 128
-# Larger magnitudes only come from mistakes or attacks (a 2**10**9 would freeze the app).
+# Larger whole numbers only come from mistakes or attacks (a 2**10**9 would freeze the app);
+# decimals need only be finite, since their size costs nothing.
 MAX_MAGNITUDE = 2**80
 
 
@@ -26,7 +28,7 @@ class ExprError(ValueError):
 def _cdiv(a: Number, b: Number) -> Number:
     """Ceiling division: the number of blocks of size b that cover a."""
     if b == 0:
-        raise ExprError("cdiv by zero")
+        raise ZeroDivisionError
     return -(-a // b)
 
 
@@ -38,34 +40,13 @@ def _safe_pow(base: Number, exponent: Number) -> Number:
     return result
 
 
-def _divide(a: Number, b: Number) -> Number:
-    """True division, with a clear message for zero."""
-    if b == 0:
-        raise ExprError("division by zero")
-    return a / b
-
-
-def _floor_divide(a: Number, b: Number) -> Number:
-    """Floor division, with a clear message for zero."""
-    if b == 0:
-        raise ExprError("division by zero")
-    return a // b
-
-
-def _modulo(a: Number, b: Number) -> Number:
-    """Remainder, with a clear message for zero."""
-    if b == 0:
-        raise ExprError("modulo by zero")
-    return a % b
-
-
 _BINARY: dict[type[ast.operator], Callable[[Number, Number], Number]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
-    ast.Div: _divide,
-    ast.FloorDiv: _floor_divide,
-    ast.Mod: _modulo,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
     ast.Pow: _safe_pow,
 }
 _FUNCTIONS: dict[str, Callable[..., Number]] = {"min": min, "max": max, "cdiv": _cdiv}
@@ -95,6 +76,7 @@ def _check(node: ast.AST, depth: int) -> None:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, int | float):
             raise ExprError(f"only numbers are allowed, not {node.value!r}")
+        checked(node.value, f"the number {ast.unparse(node)}")
     elif isinstance(node, ast.Name):
         pass
     elif isinstance(node, ast.BinOp):
@@ -139,33 +121,61 @@ def evaluate(text: str, variables: Mapping[str, Number]) -> Number:
     return _evaluate(parse(text), variables)
 
 
-def _bounded(value: Number) -> Number:
-    """Refuse absurd magnitudes early, before they cost memory or time."""
-    if abs(value) > MAX_MAGNITUDE:
-        raise ExprError(f"a value of {len(str(int(value)))} digits is out of range")
+def checked(value: object, what: str) -> Number:
+    """`value` if it is a real, finite number (and, for a whole number, of sensible magnitude);
+    else ExprError naming `what`. Every intermediate result passes here, so no NaN, infinity,
+    complex number or huge integer (which would cost memory and time) leaves the evaluator."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ExprError(f"{what} is not a real number ({value!r})")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExprError(f"{what} is not a finite number ({value})")
+    if isinstance(value, int) and abs(value) > MAX_MAGNITUDE:
+        raise ExprError(f"{what} is out of range (a whole number of {len(str(abs(value)))} "
+                        "digits; at most 2**80)")
     return value
+
+
+def _apply(node: ast.expr, function: Callable[..., Number], values: list[Number]) -> Number:
+    """One operation or call, its arithmetic errors turned into ExprError naming the part."""
+    what = f"`{ast.unparse(node)}` with {_show(values)}"
+    try:
+        result = function(*values)
+    except ZeroDivisionError:
+        power = isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)
+        reason = "raises zero to a negative power" if power else "divides by zero"
+        raise ExprError(f"{what} {reason}") from None
+    except OverflowError:
+        raise ExprError(f"{what} overflows") from None
+    except (ValueError, TypeError) as error:
+        raise ExprError(f"{what} cannot be evaluated: {error}") from None
+    return checked(result, what)
+
+
+def _show(values: list[Number]) -> str:
+    """The operands, briefly, for a message."""
+    return ("operand " if len(values) == 1 else "operands ") + ", ".join(
+        f"{v:.6g}" for v in values)
 
 
 def _evaluate(node: ast.expr, variables: Mapping[str, Number]) -> Number:
     """Walk a checked tree."""
     if isinstance(node, ast.Constant):
-        value: Number = node.value  # type: ignore[assignment]  # _check allowed numbers only
-        return value
+        return checked(node.value, f"the number {ast.unparse(node)}")
     if isinstance(node, ast.Name):
         if node.id not in variables:
             known = ", ".join(sorted(variables)) or "none"
             raise ExprError(f"unknown name {node.id!r} (defined here: {known})")
-        return variables[node.id]
+        return checked(variables[node.id], f"variable {node.id!r}")
     if isinstance(node, ast.BinOp):
         left = _evaluate(node.left, variables)
         right = _evaluate(node.right, variables)
-        return _bounded(_BINARY[type(node.op)](left, right))
+        return _apply(node, _BINARY[type(node.op)], [left, right])
     if isinstance(node, ast.UnaryOp):
         value = _evaluate(node.operand, variables)
         return -value if isinstance(node.op, ast.USub) else value
     assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     values = [_evaluate(a, variables) for a in node.args]
-    return _bounded(_FUNCTIONS[node.func.id](*values))
+    return _apply(node, _FUNCTIONS[node.func.id], values)
 
 
 def evaluate_int(text: str, variables: Mapping[str, Number], what: str) -> int:

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from app import expr
-from app.dtypes import DTYPES
+from app.dtypes import DTYPES, lookup
+from app.inits import InitError, parse_init
+from app.spec_limits import MAX_NESTING, TOO_DEEP, brief, nesting, sensible
 
 KINDS = ("in", "out", "inout", "scalar")
 BUFFER_KINDS = ("in", "out", "inout")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-INIT_PLAIN = ("normal", "uniform", "ones", "zeros", "arange")
-INIT_CALL = re.compile(r"^(uniform|randint)\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)$")
 MAX_SPEC_BYTES = 1 << 20
 
 Case = dict[str, int | float]
@@ -191,7 +191,7 @@ class _Collector:
         if isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)
         if not isinstance(value, str):
-            self.add(where, f"must be an expression as text, not {value!r}")
+            self.add(where, f"must be an expression as text, not {brief(value)}")
             return None
         try:
             expr.parse(value)
@@ -201,20 +201,12 @@ class _Collector:
         return value
 
 
-def _check_init(c: _Collector, init: str, where: str) -> None:
-    """`init` must be one of the documented generators."""
-    if init in INIT_PLAIN:
-        return
-    match = INIT_CALL.match(init)
-    if not match:
-        c.add(where, f"unknown init {init!r} (use normal, uniform, uniform(lo, hi), "
-                     "randint(lo, hi), ones, zeros or arange)")
-        return
-    for bound in match.group(2, 3):
-        try:
-            float(bound)
-        except ValueError:
-            c.add(where, f"bound {bound!r} of {init!r} is not a number")
+def _check_init(c: _Collector, init: str, dtype: str, where: str) -> None:
+    """`init` must be one of the documented generators, able to make values of `dtype`."""
+    try:
+        parse_init(init, lookup(dtype))
+    except InitError as error:
+        c.add(where, str(error))
 
 
 def _parse_arg(c: _Collector, data: Any, index: int) -> Arg | None:
@@ -266,7 +258,7 @@ def _buffer_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str, k
         init = None
     elif kind != "out":
         init = init or "normal"
-        _check_init(c, init, f"{where}.init")
+        _check_init(c, init, dtype, f"{where}.init")
     return Arg(name, kind, dtype, shape, init)
 
 
@@ -280,7 +272,10 @@ def _parse_case(c: _Collector, value: Any, where: str) -> Case | None:
         if not IDENTIFIER.match(key):
             c.add(f"{where}.{key}", "must be an identifier")
         elif isinstance(number, bool) or not isinstance(number, int | float):
-            c.add(f"{where}.{key}", f"must be a number, not {number!r}")
+            c.add(f"{where}.{key}", f"must be a number, not {brief(number)}")
+        elif not sensible(number):
+            c.add(f"{where}.{key}", f"{number!r} is not a finite number of sensible size "
+                                    f"(at most 2**80)")
         else:
             case[key] = number
     return case
@@ -303,8 +298,9 @@ def _tolerance(c: _Collector, verify: Mapping[str, Any], key: str) -> float | No
     value = verify.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        c.add(f"[verify].{key}", f"must be a non-negative number, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not sensible(value) \
+            or value < 0:
+        c.add(f"[verify].{key}", f"must be a non-negative number, not {brief(value)}")
         return None
     return float(value)
 
@@ -313,7 +309,7 @@ def _seeds(c: _Collector, verify: Mapping[str, Any]) -> int:
     """[verify].seeds: 1 to 1000 fresh random inputs per case."""
     seeds = verify.get("seeds", 3)
     if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= 1000:
-        c.add("[verify].seeds", f"must be a whole number from 1 to 1000, not {seeds!r}")
+        c.add("[verify].seeds", f"must be a whole number from 1 to 1000, not {brief(seeds)}")
         return 3
     return seeds
 
@@ -373,6 +369,8 @@ def _check_variables(c: _Collector, spec: Spec) -> None:
 def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None = None,
                     check_files: bool = True) -> Spec:
     """Validate a spec already read from TOML; raise SpecError listing every problem."""
+    if nesting(data) > MAX_NESTING:
+        raise SpecError([Problem("toml", TOO_DEEP)], path)
     c = _Collector()
     c.unknown_keys(data, {"kernel", "arg", "launch", "reference", "verify", "bench"}, "spec")
     kernel = c.table(data, "kernel", {"source", "entry", "options"})
@@ -423,6 +421,8 @@ def parse_spec_text(text: str, base_dir: Path, path: Path | None = None,
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise SpecError([Problem("toml", f"not valid TOML: {error}")], path) from None
+    except RecursionError:
+        raise SpecError([Problem("toml", TOO_DEEP)], path) from None
     return parse_spec_data(data, base_dir, path, check_files)
 
 

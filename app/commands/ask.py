@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from app import cli_flags as flags
 from app.assist.errors import AssistError
 from app.assist.frontend import (
     StderrProgress,
@@ -23,6 +24,7 @@ from app.assist.frontend import (
 from app.assist.prompts import PromptContext, build_prompt
 from app.assist.session import GenerationOptions
 
+TEMPERATURE = flags.within(0.0, 100.0, "the temperature", include_low=True)
 HELP = "ask the local model a question, offline; the answer streams to stdout"
 
 
@@ -36,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "relevance)")
     parser.add_argument("--max-new-tokens", type=positive, default=256, metavar="N",
                         help="longest answer in tokens (default 256)")
-    parser.add_argument("--temperature", type=float, default=0.0,
+    parser.add_argument("--temperature", type=TEMPERATURE, default=0.0,
                         help="sampling temperature; 0 (the default) answers greedily")
     parser.add_argument("--seed", type=int, help="random seed for sampling")
     add_model_arguments(parser)

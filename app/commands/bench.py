@@ -7,9 +7,11 @@ import argparse
 import json
 import sys
 
+from app import cli_flags as flags
 from app import settings
 from app.commands.verify import parse_case
 from app.engine.bench.runner import BenchOptions, bench_file
+from app.engine.worker.timing import TimingMode
 
 HELP = ("time a kernel on the GPU: median and spread, GB/s, GFLOP/s, A/B and sweeps "
         "(exit 0 timed, 1 a kernel failed, 2 bad spec, 3 no GPU)")
@@ -24,10 +26,7 @@ def parse_sweep(text: str) -> tuple[str, list[int | float]]:
                                          "(e.g. n=1e4,1e5,1e6)")
     numbers: list[int | float] = []
     for item in values.split(","):
-        try:
-            value = float(item.replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{item!r} is not a number") from None
+        value = flags.finite(item)
         numbers.append(int(value) if value.is_integer() else value)
     return name, numbers
 
@@ -44,15 +43,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="time this case instead of the spec's [bench] case")
     parser.add_argument("--hot", action="store_true",
                         help="do not flush L2 between samples (default: cold, flushed)")
-    parser.add_argument("--budget-ms", type=float, default=2000.0,
+    parser.add_argument("--budget-ms", type=flags.milliseconds, default=2000.0,
                         help="time budget per variant and case, in ms (default 2000)")
     parser.add_argument("--min-samples", type=int, default=10, help="at least this many (10)")
     parser.add_argument("--max-samples", type=int, default=10_000, help="at most this many")
-    parser.add_argument("--noise", type=float, default=0.5, metavar="PERCENT",
+    parser.add_argument("--noise", type=flags.finite, default=0.5, metavar="PERCENT",
                         help="stop once the relative standard error is under this (0.5)")
     parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
                         help="auto or pycuda time on a GPU; cpu is refused (exit 3)")
-    parser.add_argument("--timeout", type=float, default=settings.TIME_LIMIT_S,
+    parser.add_argument("--timeout", type=flags.seconds, default=settings.TIME_LIMIT_S,
                         help="seconds one launch may take before the worker is killed (10)")
     parser.add_argument("--skip-verify", action="store_true",
                         help="do not run the spec's verification cases first (the first and "
@@ -90,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"kernel-studio bench: {problem}", file=sys.stderr)
         return 2
     options = BenchOptions(
-        backend=args.backend, mode="hot" if args.hot else "cold", budget_ms=args.budget_ms,
+        backend=args.backend, mode=TimingMode.HOT if args.hot else TimingMode.COLD,
+        budget_ms=args.budget_ms,
         min_samples=args.min_samples, max_samples=args.max_samples,
         rse_target=args.noise / 100.0, case=args.case, sweep=args.sweep, vs=args.vs,
         verify_first=not args.skip_verify, timeout=args.timeout,

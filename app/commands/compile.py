@@ -11,6 +11,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from app import cli_flags as flags
 from app.compile import (
     CompileResult,
     KernelResources,
@@ -48,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dynamic-shared", type=int, default=0, metavar="BYTES",
                         help="dynamic shared memory per block, for occupancy")
     parser.add_argument("--backend", choices=["nvrtc", "nvcc"], default="nvrtc")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    parser.add_argument("--timeout", type=flags.seconds, default=30.0,
+                        help="seconds (default 30)")
     parser.add_argument("--no-cache", action="store_true", help="compile even when cached")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from app import cli_flags as flags
 from app import settings
 from app.engine.verify import sanitizer
 from app.engine.verify.runs import VerifyOptions
@@ -24,10 +25,7 @@ def parse_case(text: str) -> dict[str, int | float]:
         try:
             number: int | float = int(value.replace("_", ""))
         except ValueError:
-            try:
-                number = float(value)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+            number = flags.finite(value)
         case[name.strip()] = number
     return case
 
@@ -42,9 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--case", action="append", type=parse_case, metavar="K=V[,K=V]",
                         help="verify this case instead of the spec's (repeatable)")
     parser.add_argument("--seeds", type=int, help="random inputs per case (default: the spec's)")
-    parser.add_argument("--timeout", type=float, default=settings.TIME_LIMIT_S,
+    parser.add_argument("--timeout", type=flags.seconds, default=settings.TIME_LIMIT_S,
                         help="seconds a launch may take before it is killed (default 10)")
-    parser.add_argument("--arch", help="compile for this arch when no GPU decides it (sm_90)")
+    parser.add_argument("--arch", type=flags.arch,
+                        help="compile for this arch when no GPU decides it (sm_90)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
 
 
@@ -59,8 +58,9 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is not None and not 1 <= args.seeds <= 1000:
         print("kernel-studio verify: --seeds must be from 1 to 1000", file=sys.stderr)
         return 2
-    if args.timeout <= 0:
-        print("kernel-studio verify: --timeout must be positive", file=sys.stderr)
+    unsupported = flags.unsupported_arch(args.arch) if args.arch else None
+    if unsupported:
+        print(f"kernel-studio verify: --arch: {unsupported}", file=sys.stderr)
         return 2
     options = VerifyOptions(backend=args.backend, seeds=args.seeds, cases=args.case,
                             timeout=args.timeout, sanitize=args.sanitize, arch=args.arch)

@@ -4,13 +4,13 @@ images sent to the worker (guard zone, data or poison, guard zone)."""
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import numpy as np
 
 from app.cases import Resolved
 from app.dtypes import DType, lookup
+from app.inits import parse_init
 from app.spec import Arg, Spec
 
 # At least 4 KiB of guard on each side, and a multiple of 256 so the data stays as aligned as
@@ -24,7 +24,6 @@ GUARD_FILL = 0xFF
 POISON_BITS = {"float16": 0x7E5A, "bfloat16": 0x7FA5, "float32": 0x7FC0A5A5,
                "float64": 0x7FF8A5A5A5A5A5A5}
 INT_POISON_BYTE = 0xA5
-_CALL = re.compile(r"^(uniform|randint)\(\s*([^,]+?)\s*,\s*([^,]+?)\s*\)$")
 
 Array = np.ndarray[Any, Any]
 
@@ -38,26 +37,22 @@ def poison(dtype: DType, count: int) -> Array:
     return np.full(count * dtype.itemsize, INT_POISON_BYTE, dtype=np.uint8).view(dtype.numpy)
 
 
-def _integers(rng: np.random.Generator, low: float, high: float, shape: tuple[int, ...],
+def _integers(rng: np.random.Generator, low: int, high: int, shape: tuple[int, ...],
               dtype: DType) -> Array:
-    """Whole numbers in [low, high], clipped to what the dtype can hold."""
-    if not dtype.is_float:
-        info = np.iinfo(dtype.numpy)  # type: ignore[type-var]
-        low, high = max(low, info.min), min(high, info.max)
-    values = rng.integers(math.ceil(low), math.floor(high) + 1, size=shape, dtype=np.int64)
-    return values.astype(dtype.numpy)
+    """Whole numbers of [low, high), a range that parse_init already fitted to the dtype."""
+    draw = np.uint64 if high > 2**63 else np.int64  # int64 unless uint64's top half is asked for
+    return rng.integers(low, high, size=shape, dtype=draw).astype(dtype.numpy)
 
 
 def _generate(init: str, shape: tuple[int, ...], dtype: DType,
               rng: np.random.Generator) -> Array:
     """One input array from an `init` description."""
     size = math.prod(shape)
-    match = _CALL.match(init)
-    if match:
-        low, high = float(match.group(2)), float(match.group(3))
-        if match.group(1) == "randint" or not dtype.is_float:
-            return _integers(rng, low, high, shape, dtype)
-        return rng.uniform(low, high, size=shape).astype(dtype.numpy)
+    checked = parse_init(init, dtype)  # checked again: a Spec may be built without the parser
+    if checked.kind == "integers":
+        return _integers(rng, int(checked.low), int(checked.high), shape, dtype)
+    if checked.kind == "reals":
+        return rng.uniform(checked.low, checked.high, size=shape).astype(dtype.numpy)
     if init == "ones":
         return np.ones(shape, dtype=dtype.numpy)
     if init == "zeros":
@@ -66,7 +61,7 @@ def _generate(init: str, shape: tuple[int, ...], dtype: DType,
         return np.arange(size).reshape(shape).astype(dtype.numpy)
     if not dtype.is_float:
         low = 0 if np.issubdtype(dtype.numpy, np.unsignedinteger) else -8
-        return _integers(rng, low, low + 15, shape, dtype)
+        return _integers(rng, low, low + 16, shape, dtype)
     # Draw float32 directly where that is the target (twice as fast as float64 then a cast).
     draw = np.float32 if dtype.numpy == np.float32 else np.float64
     if init == "uniform":

@@ -1,0 +1,63 @@
+"""Argument types for numbers and architectures on the command line. argparse calls them while
+it reads the flags, so NaN, infinity, a negative time or an impossible architecture ends as bad
+usage (exit 2) with one message naming the flag, before any engine sees the value."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+from app.compile import OptionError, check_arch, compile_source
+
+# A time limit beyond a day is a typo, and a huge one overflows the clocks it is added to.
+MAX_SECONDS = 24 * 3600.0
+_PROBE = "__global__ void probe() {}\n"
+
+
+def finite(text: str) -> float:
+    """A finite number."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def within(low: float, high: float, what: str,
+           include_low: bool = False) -> Callable[[str], float]:
+    """An argument type for a finite number in (low, high] (or [low, high])."""
+
+    def parse(text: str) -> float:
+        """The number, or the range it must lie in."""
+        value = finite(text)
+        if not (low <= value if include_low else low < value) or value > high:
+            opening = "from" if include_low else "more than"
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} must be {opening} {low:g} and "
+                                             f"at most {high:g}")
+        return value
+
+    return parse
+
+
+seconds = within(0.0, MAX_SECONDS, "seconds")
+milliseconds = within(0.0, MAX_SECONDS * 1000, "milliseconds")
+
+
+def arch(text: str) -> str:
+    """A GPU architecture written as sm_<major><minor> (sm_90, sm_90a, sm_100f)."""
+    try:
+        return check_arch(text)
+    except OptionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def unsupported_arch(text: str) -> str | None:
+    """Why NVRTC cannot compile for `text` (its list of architectures), or None. Compiles an
+    empty kernel, so that a typo such as sm_10 is bad usage now, not a compile error later."""
+    result = compile_source(_PROBE, filename="probe.cu", folder=None, arch=text)
+    if result.stage in ("options", "input"):
+        return result.message or f"{text} is not an architecture this compiler knows"
+    return None
