@@ -85,23 +85,75 @@ def test_arange_ones_zeros(tmp_path: Path) -> None:
 def test_image_layout_and_data_view(tmp_path: Path) -> None:
     spec, resolved = spec_for(tmp_path)
     inputs = buffers.generate_inputs(spec, resolved, 0, 0)
-    image = buffers.image_for(spec.args[0], resolved, inputs, 4096)
+    image = buffers.image_for(spec.args[0], resolved, inputs, 4096, b"salt")
     assert image.size == 4096 * 2 + 15 * 4
-    assert (image[:4096] == 0xFF).all() and (image[-4096:] == 0xFF).all()
+    before, after = buffers.expected_guards(spec.args[0], 4096, b"salt")
+    assert np.array_equal(image[:4096], before) and np.array_equal(image[-4096:], after)
     assert np.array_equal(buffers.data_of(image, spec.args[0], resolved, 4096), inputs["x"])
-    out = buffers.image_for(spec.args[1], resolved, inputs, 4096)
+    out = buffers.image_for(spec.args[1], resolved, inputs, 4096, b"salt")
     assert np.isnan(buffers.data_of(out, spec.args[1], resolved, 4096)).all()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_float_guards_are_nans_that_no_arithmetic_reproduces(dtype: str) -> None:
+    numpy_type = lookup(dtype).numpy
+    guard = buffers.guard_fill(dtype, 4096, b"run-1", "a", "after").view(numpy_type)
+    assert np.isnan(guard.astype(np.float64)).all()  # a read past the end poisons the output
+    other = buffers.guard_fill(dtype, 4096, b"run-1", "c", "after").view(numpy_type)
+    later = buffers.guard_fill(dtype, 4096, b"run-2", "a", "after").view(numpy_type)
+    assert not np.array_equal(guard.view(np.uint8), other.view(np.uint8))
+    assert not np.array_equal(guard.view(np.uint8), later.view(np.uint8))
+    bits = guard.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[guard.itemsize])
+    assert ((bits & 1) == 1).all() and ((bits & 2) == 0).all()  # never a canonical NaN
+
+
+def test_a_store_of_guard_derived_nans_past_the_end_is_caught() -> None:
+    """The CPU backend's off-by-one: c[n] = a[n] + b[n], all three past the end."""
+    salt = buffers.new_salt()
+    a = buffers.guard_fill("float32", 64, salt, "a", "after").view(np.float32)
+    b = buffers.guard_fill("float32", 64, salt, "b", "after").view(np.float32)
+    image = np.concatenate([buffers.guard_fill("float32", 64, salt, "c", "before"),
+                            np.zeros(16, dtype=np.uint8),
+                            buffers.guard_fill("float32", 64, salt, "c", "after")])
+    expected = (image[:64].copy(), image[80:].copy())
+    assert checks.check_guards("c", image, 64, 16, expected) is None
+    with np.errstate(invalid="ignore"):
+        image[80:84] = (a[:1] + b[:1]).view(np.uint8)
+    finding = checks.check_guards("c", image, 64, 16, expected)
+    assert finding is not None and finding.kind == "guard_zone"
 
 
 def test_guard_check_reports_bytes_before_and_after() -> None:
     image = np.full(100, 0xFF, dtype=np.uint8)
-    assert checks.check_guards("y", image, 40, 20) is None
+    expected = (image[:40].copy(), image[60:].copy())
+    assert checks.check_guards("y", image, 40, 20, expected) is None
     image[60] = 0  # first byte after the data
     image[39] = 0  # last byte before it
-    finding = checks.check_guards("y", image, 40, 20)
+    finding = checks.check_guards("y", image, 40, 20, expected)
     assert finding is not None and finding.count == 2
     assert "first at byte 0 past the end" in finding.message
     assert "first at byte 1 before it" in finding.message
+
+
+def test_small_outputs_get_a_proportionally_small_default_atol() -> None:
+    """A softmax over 4099 columns that drops one term: outputs ~2e-4, errors ~6e-8."""
+    rng = np.random.default_rng(0)
+    expected = (rng.random(4099) * 4e-4).astype(np.float32)
+    actual = (expected * (1 + 3e-4)).astype(np.float32)
+    findings = checks.check_output("y", actual, expected, "float32", None, None)
+    assert [f.kind for f in findings] == ["mismatch"]
+    assert checks.check_output("y", actual, expected, "float32", None, 1e-5) == []  # spec's own
+    big = rng.standard_normal(4099).astype(np.float32)
+    assert checks.check_output("y", big + 1e-6, big, "float32", None, None) == []
+
+
+def test_an_infinite_answer_reports_an_infinite_error() -> None:
+    expected = np.ones(8, dtype=np.float32)
+    actual = expected.copy()
+    actual[3] = np.inf
+    finding = checks.check_output("y", actual, expected, "float32", None, None)[0]
+    assert finding.max_abs_error == np.inf and finding.max_rel_error == np.inf
+    assert "largest errors: absolute inf, relative inf" in finding.describe()
 
 
 def test_unchanged_inputs_compare_bytes_so_nan_inputs_count_as_unchanged() -> None:

@@ -25,6 +25,10 @@ HOSTILE = {
     "illegal_address": "crash",
     "read_past_end": "mismatch",
     "read_output_first": "mismatch",
+    "off_by_one": "guard_zone",
+    "memoised_result": "mismatch",
+    "hard_coded_size": "unwritten",
+    "precision_downgrade": "mismatch",
 }
 
 

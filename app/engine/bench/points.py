@@ -60,6 +60,7 @@ class Staged:
     last_paths: dict[str, Path]
     first_paths: dict[str, Path]
     launch: Launch
+    salt: bytes
 
     def files(self) -> list[Path]:
         """Every file this staging wrote (or the worker will)."""
@@ -98,6 +99,7 @@ def stage(variant: Variant, case: Case, folder: Path, index: int) -> Staged:
     expected = expected_outputs(variant.reference, spec, resolved, inputs)
     last: dict[str, Path] = {}
     first: dict[str, Path] = {}
+    salt = buffers.new_salt()
     items: list[BufferItem | ScalarItem] = []
     for arg in spec.args:
         if not arg.is_buffer:
@@ -105,14 +107,15 @@ def stage(variant: Variant, case: Case, folder: Path, index: int) -> Staged:
             continue
         last[arg.name] = folder / f"bench-{index}-{arg.name}.bin"
         first[arg.name] = folder / f"bench-{index}-{arg.name}.first.bin"
-        buffers.image_for(arg, resolved, inputs, buffers.GUARD_BYTES).tofile(last[arg.name])
+        buffers.image_for(arg, resolved, inputs, buffers.GUARD_BYTES, salt).tofile(
+            last[arg.name])
         items.append(BufferItem(str(last[arg.name]), buffers.GUARD_BYTES, arg.dtype,
                                 first=str(first[arg.name])))
     prepared = variant.prepared
     kernel = KernelRef(prepared.symbol, spec.entry,
                        cubin_path=str(prepared.cubin_path) if prepared.cubin_path else None)
     launch = Launch(kernel, resolved.grid, resolved.block, resolved.shared_bytes, tuple(items))
-    return Staged(variant, resolved, inputs, expected, last, first, launch)
+    return Staged(variant, resolved, inputs, expected, last, first, launch, salt)
 
 
 def same_inputs(staged: list[Staged]) -> bool:
@@ -162,7 +165,8 @@ def _checks(ctx: PointContext, staged: Staged) -> list[Any]:
             results.append(RunResult(staged.resolved.case, BENCH_SEED, Status.UNVERIFIED,
                                      f"{label}: the worker wrote no images to check"))
             continue
-        findings = check_images(run_ctx, staged.resolved, staged.inputs, staged.expected, paths)
+        findings = check_images(run_ctx, staged.resolved, staged.inputs, staged.expected, paths,
+                                staged.salt)
         status = run_status(findings)
         message = f"{label}: " + ("matches the reference" if status == Status.PASSED else
                                   findings[0].message)

@@ -3,7 +3,9 @@ images sent to the worker (guard zone, data or poison, guard zone)."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -16,9 +18,18 @@ from app.spec import Arg, Spec
 # At least 4 KiB of guard on each side, and a multiple of 256 so the data stays as aligned as
 # cudaMalloc's own allocations.
 GUARD_BYTES = 4096
-# 0xFF reads as NaN in every float type and -1 in integers, so a kernel that reads past a buffer
-# poisons its own output (DESIGN.md: a 0xA5 pattern let an out-of-bounds matmul pass).
-GUARD_FILL = 0xFF
+# Guard zones hold NaN in the buffer's float type (a kernel that reads past a buffer poisons its
+# own output: DESIGN.md, a 0xA5 pattern let an out-of-bounds matmul pass), with a random sign and
+# payload drawn afresh for every buffer of every run. A constant fill could be reproduced: on
+# x86 a NaN read from one 0xFF guard and stored into another left identical bytes, so an
+# off-by-one passed on the CPU backend. Integers get random bytes. The payload's lowest bit is
+# set and the next one clear, so no guard element is ever a canonical NaN (0x7FFFFFFF on NVIDIA
+# GPUs, a zero payload on x86): a kernel storing any computed NaN changes the bytes.
+# (exponent and quiet bit, random bits kept, forced low bits) per float size.
+_NAN_LAYOUT = {"float16": (0x7E00, 0x81FF, 0x0001, 0x0002),
+               "bfloat16": (0x7FC0, 0x803F, 0x0001, 0x0002),
+               "float32": (0x7FC00000, 0x803FFFFF, 0x1, 0x2),
+               "float64": (0x7FF8000000000000, 0x8007FFFFFFFFFFFF, 0x1, 0x2)}
 # Outputs start as NaN with a recognisable payload (floats) or 0xA5 bytes (integers): an element
 # still holding exactly this after the launch was never written.
 POISON_BITS = {"float16": 0x7E5A, "bfloat16": 0x7FA5, "float32": 0x7FC0A5A5,
@@ -82,15 +93,46 @@ def generate_inputs(spec: Spec, resolved: Resolved, seed: int, case_index: int) 
     return inputs
 
 
-def image_for(arg: Arg, resolved: Resolved, inputs: dict[str, Array], guard: int) -> Array:
-    """The bytes sent to the worker for one buffer: guard, data (or poison), guard."""
+def new_salt() -> bytes:
+    """Fresh randomness for the guard zones of one run."""
+    return os.urandom(16)
+
+
+def guard_fill(dtype_name: str, nbytes: int, salt: bytes, name: str, side: str) -> Array:
+    """`nbytes` of guard for one side ("before", "after") of the buffer `name`: NaNs of random
+    sign and payload for floats, random bytes otherwise; the same salt gives the same bytes."""
+    seed = hashlib.sha256(salt + f"\0{name}\0{side}".encode()).digest()
+    rng = np.random.Generator(np.random.SFC64(list(seed[:16])))
+    raw = rng.integers(0, 256, size=nbytes, dtype=np.uint8)
+    layout = _NAN_LAYOUT.get(dtype_name)
+    if layout is None or nbytes % lookup(dtype_name).itemsize:
+        return raw
+    nan, keep, set_bits, clear_bits = layout
+    bits = raw.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[lookup(dtype_name).itemsize])
+    bits &= bits.dtype.type(keep & ~clear_bits)
+    bits |= bits.dtype.type(nan | set_bits)
+    return raw
+
+
+def image_for(arg: Arg, resolved: Resolved, inputs: dict[str, Array], guard: int,
+              salt: bytes = b"") -> Array:
+    """The bytes sent to the worker for one buffer: guard, data (or poison), guard; the guards
+    come from `salt` (guard_fill), so the checks can tell exactly what they held."""
     dtype = lookup(arg.dtype)
     count = math.prod(resolved.shapes[arg.name])
     data = inputs[arg.name] if arg.name in inputs else poison(dtype, count)
     body = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-    image = np.full(guard + body.size + guard, GUARD_FILL, dtype=np.uint8)
+    image = np.empty(guard + body.size + guard, dtype=np.uint8)
+    image[:guard] = guard_fill(arg.dtype, guard, salt, arg.name, "before")
     image[guard:guard + body.size] = body
+    image[guard + body.size:] = guard_fill(arg.dtype, guard, salt, arg.name, "after")
     return image
+
+
+def expected_guards(arg: Arg, guard: int, salt: bytes) -> tuple[Array, Array]:
+    """What the guard zones of an image made by image_for must still hold after a launch."""
+    return (guard_fill(arg.dtype, guard, salt, arg.name, "before"),
+            guard_fill(arg.dtype, guard, salt, arg.name, "after"))
 
 
 def data_of(image: Array, arg: Arg, resolved: Resolved, guard: int) -> Array:

@@ -208,10 +208,11 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunRe
     inputs = buffers.generate_inputs(spec, resolved, seed, index)
     expected = expected_outputs(ctx.reference, spec, resolved, inputs)
     paths: dict[str, Path] = {}
+    salt = buffers.new_salt()
     for arg in spec.args:
         if arg.is_buffer:
             paths[arg.name] = ctx.folder / f"buffer-{arg.name}.bin"
-            buffers.image_for(arg, resolved, inputs, ctx.guard).tofile(paths[arg.name])
+            buffers.image_for(arg, resolved, inputs, ctx.guard, salt).tofile(paths[arg.name])
     items = arg_items(spec, resolved, paths, ctx.guard, ctx.options.uninitialized_outputs)
     limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
     try:
@@ -227,21 +228,23 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunRe
     if not reply.get("ok"):
         failure = Failure.from_message(reply)
         return _fault_result(case, seed, failure.kind, failure.message)
-    findings = check_images(ctx, resolved, inputs, expected, paths)
+    findings = check_images(ctx, resolved, inputs, expected, paths, salt)
     return RunResult(case, seed, run_status(findings), "", findings,
                      RunReply.from_message(reply).seconds)
 
 
 def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
-                  expected: dict[str, Any], paths: dict[str, Path]) -> list[Finding]:
-    """Every check of DESIGN.md on the images the worker wrote back."""
+                 expected: dict[str, Any], paths: dict[str, Path],
+                 salt: bytes) -> list[Finding]:
+    """Every check of DESIGN.md on the images the worker wrote back (made with `salt`)."""
     findings: list[Finding] = []
     for arg in ctx.spec.args:
         if not arg.is_buffer:
             continue
         image = np.fromfile(paths[arg.name], dtype=np.uint8)
         data = buffers.data_of(image, arg, resolved, ctx.guard)
-        guard_finding = checks.check_guards(arg.name, image, ctx.guard, data.nbytes)
+        guard_finding = checks.check_guards(arg.name, image, ctx.guard, data.nbytes,
+                                            buffers.expected_guards(arg, ctx.guard, salt))
         if guard_finding:
             findings.append(guard_finding)
         if arg.kind == "in":

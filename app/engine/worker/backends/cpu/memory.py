@@ -2,15 +2,17 @@
 address space, so a wild access faults instead of landing in some other memory of the worker.
 
 Layout of an arena: [PROT_NONE, up to 16 GiB][the image, rounded up to pages][PROT_NONE].
-The image keeps the verifier's own guard zones (4 KiB of 0xFF on each side of the data); the
-inaccessible regions catch what lies beyond them, as far as an int index times an 8-byte element
-can reach (2^31 * 8 bytes = 16 GiB). The few bytes between the image's end and the end of its
-last page ("slack") are filled with 0xFF too and checked after the launch.
+The image keeps the verifier's own guard zones (4 KiB of random NaNs or bytes on each side of the
+data); the inaccessible regions catch what lies beyond them, as far as an int index times an
+8-byte element can reach (2^31 * 8 bytes = 16 GiB). The few bytes between the image's end and
+the end of its last page ("slack") get random bytes, kept and compared after the launch: no
+constant a kernel could store there unnoticed.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 from typing import Any
 
 import numpy as np
@@ -18,7 +20,6 @@ import numpy as np
 from app.engine.worker.backends.base import BackendError, BufferArg
 
 GUARD_BYTES = 16 << 30
-SLACK_FILL = 0xFF
 PAGE = 4096
 
 
@@ -37,7 +38,8 @@ class Arena:
         self.address: int = address
         self.view = self._view()
         self.view[:size] = arg.image
-        self.view[size:] = SLACK_FILL
+        self.slack = np.frombuffer(os.urandom(self.capacity - size), dtype=np.uint8)
+        self.view[size:] = self.slack
 
     def _view(self) -> np.ndarray[Any, np.dtype[np.uint8]]:
         """The arena's pages as a NumPy array (no copy)."""
@@ -55,8 +57,8 @@ class Arena:
         size = self.arg.image.nbytes
         self.arg.image[:] = self.view[:size]
         slack = self.view[size:]
-        if slack.size and not bool(np.all(slack == SLACK_FILL)):
-            first = int(np.flatnonzero(slack != SLACK_FILL)[0])
+        if slack.size and not bool(np.array_equal(slack, self.slack)):
+            first = int(np.flatnonzero(slack != self.slack)[0])
             beyond = self.arg.offset + first  # the trailing guard zone is `offset` bytes
             raise BackendError("device", f"the kernel wrote past the guard zone of kernel "
                                f"parameter {self.index} ({beyond} bytes past the end of its data)")
