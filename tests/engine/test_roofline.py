@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.engine.bench.roofline import (
+    cache_roof_flags,
+    cache_roof_gbps,
     fp32_lanes,
     parse_arch,
     peak_fp32_gflops,
@@ -111,3 +113,13 @@ def test_above_the_fp32_peak_is_suspicious() -> None:
     flags = roof_flags(rate, None, None, 66908.16)
     assert [f.code for f in flags] == ["above_roofline"]
     assert "tensor cores" in flags[0].message
+
+
+def test_cached_data_still_has_a_roof() -> None:
+    roof = cache_roof_gbps(132, 1980.0)  # an H200: 132 SMs at 1980 MHz
+    assert roof == pytest.approx(132 * 128 * 1.98)
+    fast = throughput(0.0001, 64e6, None)  # 64 MB in 0.1 us: no cache moves that much
+    flags = cache_roof_flags(fast, roof)
+    assert [f.code for f in flags] == ["above_roofline"] and "caches" in flags[0].message
+    assert cache_roof_flags(throughput(1.0, 64e6, None), roof) == []
+    assert cache_roof_gbps(None, 1980.0) is None and cache_roof_flags(fast, None) == []

@@ -8,7 +8,14 @@ from typing import Any
 from app import system
 from app.engine.bench.peaks import DevicePeaks, device_key
 from app.engine.bench.reports import BenchPoint, BenchReport, VariantTiming, format_ms
-from app.engine.bench.roofline import Flag, Throughput, roof_flags, share
+from app.engine.bench.roofline import (
+    Flag,
+    Throughput,
+    cache_roof_flags,
+    cache_roof_gbps,
+    roof_flags,
+    share,
+)
 from app.engine.verify.results import Status
 from app.engine.worker.timing import TimingPlan
 
@@ -36,16 +43,20 @@ def _sample_flags(variant: VariantTiming, plan: TimingPlan) -> list[Flag]:
 
 
 def _finish_variant(variant: VariantTiming, peaks: DevicePeaks, plan: TimingPlan,
-                    l2_bytes: int | None) -> None:
+                    facts: dict[str, Any]) -> None:
     """Shares of the peaks, and every flag of one variant."""
     variant.bandwidth_share = share(variant.gbps, peaks.copy_gbps)
     variant.fp32_share = share(variant.gflops, peaks.fp32_gflops)
     rate = Throughput(variant.gbps, variant.gflops, variant.intensity)
+    l2_bytes = int(facts["l2_bytes"]) if facts.get("l2_bytes") else None
     # DRAM is the roof only when the data cannot sit in L2: cold mode, and more than L2 moved.
     dram_bound = plan.mode == "cold" and (not l2_bytes or (variant.bytes or 0) > l2_bytes)
     variant.flags += roof_flags(rate, peaks.copy_gbps if dram_bound else None,
                                 peaks.theoretical_gbps if dram_bound else None,
                                 peaks.fp32_gflops)
+    if not dram_bound:  # cached data still has a roof: every SM's L1 at full speed
+        roof = cache_roof_gbps(facts.get("sm_count"), facts.get("max_sm_mhz"))
+        variant.flags += cache_roof_flags(rate, roof)
     variant.flags += _sample_flags(variant, plan)
 
 
@@ -53,9 +64,8 @@ def finish_points(timed: list[tuple[BenchPoint, dict[str, Any]]], peaks: DeviceP
                   plan: TimingPlan) -> list[BenchPoint]:
     """Every point with its variants finished."""
     for point, facts in timed:
-        l2 = facts.get("l2_bytes")
         for variant in point.variants:
-            _finish_variant(variant, peaks, plan, int(l2) if l2 else None)
+            _finish_variant(variant, peaks, plan, facts)
     return [point for point, _ in timed]
 
 

@@ -31,6 +31,10 @@ SUSPICIOUS_SPEEDUP = 10.0
 ROOF_SLACK = 0.02
 # Without a theoretical bandwidth, a measured copy can be beaten a little by read-heavy kernels.
 MEASURED_ROOF_SLACK = 0.15
+# Bytes one SM's L1 can deliver per clock (128 on every architecture since Volta). Data that
+# sits in L2 or L1 has no DRAM roof, but nothing reaches the SMs faster than all their L1s
+# together: a time below that is a kernel skipping work, whatever the caches hold.
+L1_BYTES_PER_CLOCK = 128
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,22 @@ class Throughput:
     gbps: float | None
     gflops: float | None
     intensity: float | None
+
+
+def cache_roof_gbps(sm_count: int | None, max_sm_mhz: float | None) -> float | None:
+    """The fastest any data can reach the SMs, in GB/s (None without the device's facts)."""
+    if not sm_count or not max_sm_mhz:
+        return None
+    return sm_count * L1_BYTES_PER_CLOCK * max_sm_mhz * 1e6 / 1e9
+
+
+def cache_roof_flags(rate: Throughput, roof_gbps: float | None) -> list[Flag]:
+    """'above_roofline' when a rate beats the SMs' combined L1 bandwidth (cached data too)."""
+    if rate.gbps is None or roof_gbps is None or rate.gbps <= roof_gbps * (1 + ROOF_SLACK):
+        return []
+    return [Flag("above_roofline", f"{rate.gbps:.0f} GB/s is above what the SMs can load even "
+                 f"from their caches ({roof_gbps:.0f} GB/s): the spec's bytes may be too high, "
+                 "or the kernel skips work (a remembered result, say)")]
 
 
 def parse_arch(arch: str) -> tuple[int, int] | None:
