@@ -15,28 +15,28 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QVBoxLayout, QWidget
 
 from app.paths import data_dir
-from ui import recovery as recovery_files
 from ui.actions import install_actions
-from ui.assembly_view import AssemblyView
-from ui.assistant_pane import AssistantPane
-from ui.assistant_worker import AssistantRunner, SessionFactory
+from ui.assembly.view import AssemblyView
+from ui.assistant.pane import AssistantPane
+from ui.assistant.worker import AssistantRunner, SessionFactory
 from ui.background import BackendProbe
-from ui.compile_pane import CompilePane
-from ui.editor import CudaEditor
-from ui.editor_tabs import EditorTabs
-from ui.find_bar import FindBar
+from ui.commands.assistant import AssistantCommands
+from ui.commands.runs import RunCommands
+from ui.editor import recovery as recovery_files
+from ui.editor.cuda_editor import CudaEditor
+from ui.editor.find_bar import FindBar
+from ui.editor.prompter import Prompter
+from ui.editor.tabs import EditorTabs
+from ui.editor.template_gallery import TemplateGallery
+from ui.editor.templates import TemplateExists, create_from_template, list_templates
 from ui.message_log import MessageLog
-from ui.prompter import Prompter
-from ui.results_pane import ResultsPane
-from ui.run_controller import RunController
-from ui.spec_files import source_of, spec_for
-from ui.spec_panel import SpecPanel
+from ui.runs.compile_pane import CompilePane
+from ui.runs.controller import RunController
+from ui.runs.results_pane import ResultsPane
+from ui.spec.files import source_of, spec_for
+from ui.spec.panel import SpecPanel
 from ui.status_bar import StudioStatusBar
-from ui.template_gallery import TemplateGallery
-from ui.templates import TemplateExists, create_from_template, list_templates
 from ui.theme import DEFAULT_THEME, ThemeManager
-from ui.window_assistant import AssistantCommands
-from ui.window_runs import RunCommands
 
 DOCKS = (  # name, title, area
     ("spec", "Spec", Qt.DockWidgetArea.RightDockWidgetArea),
@@ -303,7 +303,7 @@ class MainWindow(QMainWindow):
                     "Save them to keep them (Ctrl+S).")
         return len(buffers)
 
-    # -- assistant (ui/window_assistant.py) --------------------------------------------------
+    # -- assistant (ui/commands/assistant.py) --------------------------------------------------
 
     @property
     def assistant(self) -> AssistantRunner | None:
@@ -314,7 +314,7 @@ class MainWindow(QMainWindow):
         """Send a snapshot of the kernel and the question (or description) to the model."""
         return self.assistant_commands.ask(action, question)
 
-    # -- build, verify, bench (ui/window_runs.py) ---------------------------------------------
+    # -- build, verify, bench (ui/commands/runs.py) ---------------------------------------------
 
     def build(self) -> bool:
         """Compile the current buffer's text in the background."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from selftest_spec import write_selftest_spec
 
-from ui.prompter import Prompter
+from ui.editor.prompter import Prompter
 
 
 class ScriptedPrompter(Prompter):

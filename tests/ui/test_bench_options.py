@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QApplication, QDialogButtonBox
 from selftest_spec import BENCH
 
 from app.engine.bench.runner import BenchOptions
-from ui.bench_options import options_from_json, options_to_json
-from ui.bench_options_dialog import BenchOptionsDialog, parse_sizes
 from ui.main_window import MainWindow
+from ui.runs.bench_options import options_from_json, options_to_json
+from ui.runs.bench_options_dialog import BenchOptionsDialog, parse_sizes
 
 
 @pytest.fixture

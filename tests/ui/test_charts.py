@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ui.bench_data import feed_charts, median_interval
+from ui.charts.bench_data import feed_charts, median_interval
 from ui.charts.charts_pane import ChartsPane
 from ui.theme import load_theme
 

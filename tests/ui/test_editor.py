@@ -8,8 +8,14 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from ui.editor import INDIC_ERROR, INDIC_WARNING, MARKER_ERROR, MARKER_WARNING, CudaEditor
-from ui.editor_search import SearchOptions
+from ui.editor.cuda_editor import (
+    INDIC_ERROR,
+    INDIC_WARNING,
+    MARKER_ERROR,
+    MARKER_WARNING,
+    CudaEditor,
+)
+from ui.editor.search import SearchOptions
 from ui.theme import load_theme
 
 KERNEL = """__global__ void k(float4* a, int n) {

@@ -11,8 +11,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
+from ui.editor.template_gallery import TemplateGallery
 from ui.main_window import MainWindow
-from ui.template_gallery import TemplateGallery
 from ui.theme import load_theme
 
 
@@ -111,7 +111,7 @@ def test_charts_recolour_when_the_theme_switches(qtbot: Any, window: MainWindow)
 
 
 def test_the_proposal_diff_recolours_with_the_theme(qtbot: Any, window: MainWindow) -> None:
-    from ui.diff_view import COLOURS
+    from ui.assistant.diff_view import COLOURS
 
     view = window.assistant_pane.diff_view
     view.show_diff("--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n")

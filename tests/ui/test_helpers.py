@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.paths import RESOURCES
-from ui import cuda_language, recovery
-from ui.assembly_model import (
+from ui.assembly.model import (
     SassRow,
     opcode,
     ptx_mix,
@@ -15,9 +14,10 @@ from ui.assembly_model import (
     sass_mix,
     sass_rows_for_line,
 )
-from ui.editor_text import indent_after, toggle_comment
-from ui.spec_form import build_data, fields_from_data, parse_case, split_list, validate
-from ui.templates import TemplateExists, create_from_template, list_templates
+from ui.editor import cuda_language, recovery
+from ui.editor.templates import TemplateExists, create_from_template, list_templates
+from ui.editor.text_rules import indent_after, toggle_comment
+from ui.spec.form import build_data, fields_from_data, parse_case, split_list, validate
 
 PTX = """.file 1 "/tmp/k/vector_add.cu"
 .visible .entry vector_add(

@@ -21,7 +21,7 @@ from PySide6.QtCore import Qt
 
 from app.assist.answer import Answer
 from app.assist.convert import default_model_folder
-from ui.diff_view import COLOURS
+from ui.assistant.diff_view import COLOURS
 from ui.main_window import MainWindow
 
 PROPOSED = """extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n)

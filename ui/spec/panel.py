@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 if TYPE_CHECKING:
     from app.spec import Problem, Spec
-    from ui.spec_form import ArgRow
+    from ui.spec.form import ArgRow
 
 # app.spec, app.dtypes and the form helpers import numpy: they load with the first spec, not
 # at start-up (the window must be on screen fast).
@@ -244,7 +244,7 @@ class SpecPanel(QWidget):
             self.setEnabled(False)
             self.status.setText(f"Could not read {path.name}: {error}. Open it as text to fix.")
             return False
-        from ui.spec_form import arg_row, fields_from_data
+        from ui.spec.form import arg_row, fields_from_data
 
         self._loading = True
         self.path = path
@@ -270,7 +270,7 @@ class SpecPanel(QWidget):
 
     def form_data(self) -> dict[str, Any]:
         """The TOML data the form describes."""
-        from ui.spec_form import build_data
+        from ui.spec.form import build_data
 
         fields = {name: widget.text() for name, widget in self.fields.items()}
         fields["cases"] = self.cases.toPlainText()
@@ -280,7 +280,7 @@ class SpecPanel(QWidget):
     def validate_now(self) -> list[Problem]:
         """Validate the form, list the problems and outline their fields."""
         from app.spec import Spec
-        from ui.spec_form import validate
+        from ui.spec.form import validate
 
         self._timer.stop()
         if self.path is None:

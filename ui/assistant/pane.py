@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.diff_view import DiffView
+from ui.assistant.diff_view import DiffView
 
 ACTIONS = (("ask", "Ask"), ("propose", "Propose a kernel"), ("explain", "Explain the kernel"),
            ("fix_compile", "Fix compile errors"), ("fix_verify", "Fix a failed verification"),

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.templates import Template, list_templates
+from ui.editor.templates import Template, list_templates
 
 
 class TemplateGallery(QDialog):

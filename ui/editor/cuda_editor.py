@@ -16,10 +16,10 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QWidget
 from pyside6_scintilla import Scintilla, ScintillaEdit
 
-from ui import cuda_language as cuda
-from ui.editor_search import SearchOptions, find_in_editor, replace_all_in_editor
-from ui.editor_style import StyleIds, apply_theme_to_editor
-from ui.editor_text import indent_after, toggle_comment
+from ui.editor import cuda_language as cuda
+from ui.editor.search import SearchOptions, find_in_editor, replace_all_in_editor
+from ui.editor.style import StyleIds, apply_theme_to_editor
+from ui.editor.text_rules import indent_after, toggle_comment
 from ui.theme import Theme
 
 M = Scintilla.MarkerSymbol

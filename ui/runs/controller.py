@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from app import settings
-from ui.job_process import JobProcess
+from ui.runs.job_process import JobProcess
 
 if TYPE_CHECKING:
     from app.spec import Spec
@@ -97,7 +97,7 @@ class RunController(QObject):
     def bench(self, spec_path: Path, options: Any = None) -> bool:
         """Time a saved spec's kernel; `options` (an app.engine.bench.runner.BenchOptions) sets the
         budget, cold or hot timing, a sweep and a baseline (--vs)."""
-        from ui.bench_options import options_to_json
+        from ui.runs.bench_options import options_to_json
 
         request = {"spec_path": str(spec_path), "backend": self.backend,
                    "options": options_to_json(options) if options is not None else {}}

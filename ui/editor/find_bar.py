@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.editor import CudaEditor
-from ui.editor_search import SearchOptions, highlight_matches, replace_selection
+from ui.editor.cuda_editor import CudaEditor
+from ui.editor.search import SearchOptions, highlight_matches, replace_selection
 
 
 class FindBar(QWidget):

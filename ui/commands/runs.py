@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
-from ui.assembly_model import same_file
-from ui.spec_files import spec_for
+from ui.assembly.model import same_file
+from ui.spec.files import spec_for
 
 if TYPE_CHECKING:
-    from ui.editor import CudaEditor
+    from ui.editor.cuda_editor import CudaEditor
     from ui.main_window import MainWindow
-    from ui.run_controller import BuildSnapshot
+    from ui.runs.controller import BuildSnapshot
 
 RUN_ACTIONS = ("build", "verify", "bench", "bench_options", "memcheck", "racecheck")
 BUSY = ("A job is already running", "Wait for it, or Cancel it.")
@@ -187,7 +187,7 @@ class RunCommands(QObject):
 
     def bench_with_options(self) -> bool:
         """Ask for budget, cold or hot, a sweep and a baseline, then time with them."""
-        from ui.bench_options_dialog import BenchOptionsDialog
+        from ui.runs.bench_options_dialog import BenchOptionsDialog
 
         w = self.window
         folder = w.spec_panel.path.parent if w.spec_panel.path else None
@@ -202,7 +202,7 @@ class RunCommands(QObject):
 
     def show_bench(self, data: dict[str, Any]) -> None:
         """Timing results go to the results pane and the charts."""
-        from ui.bench_data import feed_charts
+        from ui.charts.bench_data import feed_charts
 
         w = self.window
         w.results_pane.show_bench(data)

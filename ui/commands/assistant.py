@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
-from ui.assistant_context import gather_context
-from ui.assistant_pane import action_title
-from ui.assistant_worker import AssistantRunner, SessionFactory
+from ui.assistant.pane import action_title
+from ui.assistant.worker import AssistantRunner, SessionFactory
+from ui.commands.assistant_context import gather_context
 
 if TYPE_CHECKING:
-    from ui.editor import CudaEditor
+    from ui.editor.cuda_editor import CudaEditor
     from ui.main_window import MainWindow
 
 NEW_BUFFER_TITLE = "proposed.cu"

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.assembly_model import (
+from ui.assembly.model import (
     SassRow,
     mix_text,
     ptx_files,

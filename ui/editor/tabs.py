@@ -14,10 +14,10 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from app.fsutil import atomic_write_text
-from ui.editor import CudaEditor
-from ui.prompter import Prompter
-from ui.recovery import RecoveryStore
-from ui.templates import TEMPLATES_DIR
+from ui.editor.cuda_editor import CudaEditor
+from ui.editor.prompter import Prompter
+from ui.editor.recovery import RecoveryStore
+from ui.editor.templates import TEMPLATES_DIR
 from ui.theme import Theme
 
 AUTOSAVE_MS = 1500

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyside6_scintilla import Scintilla
 
-from ui.editor_search import INDIC_FOUND
+from ui.editor.search import INDIC_FOUND
 from ui.theme import Theme, abgr, bgr
 
 if TYPE_CHECKING:

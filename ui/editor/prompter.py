@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from ui.recovery import RecoveredBuffer
+from ui.editor.recovery import RecoveredBuffer
 
 SOURCE_FILTER = "CUDA sources (*.cu *.cuh *.h *.hpp);;Kernel specs (*.toml);;All files (*)"
 

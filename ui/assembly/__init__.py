@@ -1,0 +1,1 @@
+"""The PTX / SASS pane and the data behind it (instruction to source line, instruction mix)."""

@@ -1,0 +1,1 @@
+"""The local model's pane and the thread it answers on."""

@@ -1,0 +1,1 @@
+"""The Spec pane: a form over the kernel's TOML spec, validated and saved keeping its layout."""
