@@ -1,6 +1,7 @@
 """`kernel-studio`: one command with subcommands, a thin front over the core.
 
-Each subcommand lives in app/commands/<name>.py and provides HELP, add_arguments(parser) and
+Each subcommand lives in app/commands/<name>.py (an underscore in the module's name is a hyphen
+in the command's: spec_check.py is `spec-check`) and provides HELP, add_arguments(parser) and
 run(args) -> exit code. Exit codes (DESIGN.md): 0 success or passed, 1 the kernel failed,
 2 bad usage or a bad spec, 3 could not decide.
 """
@@ -18,14 +19,16 @@ from app import __version__, offline
 from app import commands as commands_package
 
 # Help lists commands in this order; commands not named here follow alphabetically.
-ORDER = ["gui", "doctor", "compile", "verify", "bench", "ask", "propose"]
+ORDER = ["gui", "doctor", "compile", "verify", "spec-check", "bench", "ask", "propose"]
 
 
 def _command_modules() -> dict[str, ModuleType]:
-    """Every module in app.commands, keyed by its subcommand name."""
+    """Every module in app.commands, keyed by its subcommand name (spec_check.py: spec-check)."""
     names = [info.name for info in pkgutil.iter_modules(commands_package.__path__)]
-    names.sort(key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
-    return {name: importlib.import_module(f"app.commands.{name}") for name in names}
+    commands = {name.replace("_", "-"): name for name in names}
+    ordered = sorted(commands, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+    return {command: importlib.import_module(f"app.commands.{commands[command]}")
+            for command in ordered}
 
 
 def build_parser(modules: dict[str, ModuleType]) -> argparse.ArgumentParser:
