@@ -50,9 +50,11 @@ def test_one_kernel_is_timed_with_every_sample(tmp_path: Path, engine: Engine) -
     assert variant.stats is not None and variant.stats.count == len(variant.samples_ms) >= 10
     assert variant.stats == summarize(variant.samples_ms)
     assert variant.stop_reason in ("noise", "budget", "cap")
-    assert [c.status for c in variant.checks] == ["passed", "passed"]
-    assert [c.message for c in variant.checks] == ["first timed launch: matches the reference",
-                                                   "last timed launch: matches the reference"]
+    # First and last timed launch of each input set (seeds 0 and 1, rotated while timing).
+    assert [c.status for c in variant.checks] == ["passed"] * 4
+    assert [(c.seed, c.message) for c in variant.checks] == [
+        (seed, f"{when} timed launch on the inputs of seed {seed}: matches the reference")
+        for seed in (0, 1) for when in ("first", "last")]
     assert variant.bytes == 8 * 4096 and variant.flops == 4096
     assert variant.gbps == pytest.approx(8 * 4096 / (variant.stats.median / 1000) / 1e9)
     assert report.verification[0]["status"] == "passed"
@@ -111,16 +113,27 @@ def test_a_sweep_times_each_size(tmp_path: Path, engine: Engine) -> None:
 
 
 def test_a_kernel_that_stops_working_after_its_first_launches_is_caught(tmp_path: Path) -> None:
-    # lazy_copy copies on its first two launches in a worker: the warm-up and the first timed
-    # launch pass; the last timed launch leaves the (restored) poison in place.
+    # lazy_copy copies on its first three launches in a worker: the warm-up launches of the two
+    # input sets and the first timed launch pass; the later ones leave the (restored) poison.
     options = BenchOptions(verify_first=False, **{**QUICK, "warmup_ms": 0.0})
     report = bench_file(make_spec(tmp_path, "lazy_copy"), options)
     assert report.status == "unwritten", report.describe()
     assert report.exit_code == 1
-    first, last = report.points[0].variants[0].checks
+    first, last, *_ = report.points[0].variants[0].checks
     assert first.status == "passed"
     assert last.status == "unwritten"
     assert "last timed launch" in report.message
+
+
+def test_a_kernel_that_replays_a_remembered_answer_is_caught(tmp_path: Path) -> None:
+    # memo_copy answers its first launch right, then replays that answer on any inputs: the
+    # timed launches rotate between two input sets, so the second set's checks catch it.
+    options = BenchOptions(verify_first=False, **QUICK)
+    report = bench_file(make_spec(tmp_path, "memo_copy"), options)
+    assert report.status == "mismatch", report.describe()
+    failing = [c for c in report.points[0].variants[0].checks if not c.passed]
+    assert failing and all(c.seed == 1 for c in failing)
+    assert "inputs of seed 1" in report.message
 
 
 def test_passing_verification_is_not_enough(tmp_path: Path) -> None:

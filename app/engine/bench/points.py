@@ -4,9 +4,10 @@ cannot be fast by skipping work after its first launch), and the figures."""
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,10 @@ from app.spec import Case, Spec
 
 Array = np.ndarray[Any, Any]
 BENCH_SEED = 0
+# Timed samples rotate between input sets of different seeds, each in its own buffers, and the
+# checks cover every set: a kernel that remembers a result (by pointer, or not at all) and
+# replays it gets the other set's answer wrong.
+INPUT_SEEDS = (BENCH_SEED, BENCH_SEED + 1)
 TRANSFER_SECONDS_PER_GIB = 4.0
 SLACK_SECONDS = 30.0
 
@@ -61,6 +66,7 @@ class Staged:
     first_paths: dict[str, Path]
     launch: Launch
     salt: bytes
+    seed: int = BENCH_SEED
 
     def files(self) -> list[Path]:
         """Every file this staging wrote (or the worker will)."""
@@ -89,13 +95,20 @@ def evaluate_optional(text: str | None, case: Case) -> float | None:
         return None
 
 
-def stage(variant: Variant, case: Case, folder: Path, index: int) -> Staged:
+def stage_sets(variants: list[Variant], case: Case, folder: Path) -> list[list[Staged]]:
+    """Every variant staged once per input seed: result[variant][set]."""
+    return [[stage(v, case, folder, i, seed) for seed in INPUT_SEEDS]
+            for i, v in enumerate(variants)]
+
+
+def stage(variant: Variant, case: Case, folder: Path, index: int,
+          seed: int = BENCH_SEED) -> Staged:
     """Inputs (seeded), the reference's expected outputs, and the buffer files of a variant.
 
     Raises CaseError for an impossible case and ReferenceError for a failing reference."""
     spec = variant.spec
     resolved = resolve(spec, case)
-    inputs = buffers.generate_inputs(spec, resolved, BENCH_SEED, 0)
+    inputs = buffers.generate_inputs(spec, resolved, seed, 0)
     expected = expected_outputs(variant.reference, spec, resolved, inputs)
     last: dict[str, Path] = {}
     first: dict[str, Path] = {}
@@ -105,8 +118,8 @@ def stage(variant: Variant, case: Case, folder: Path, index: int) -> Staged:
         if not arg.is_buffer:
             items.append(ScalarItem(resolved.scalars[arg.name], arg.dtype))
             continue
-        last[arg.name] = folder / f"bench-{index}-{arg.name}.bin"
-        first[arg.name] = folder / f"bench-{index}-{arg.name}.first.bin"
+        last[arg.name] = folder / f"bench-{index}-{seed}-{arg.name}.bin"
+        first[arg.name] = folder / f"bench-{index}-{seed}-{arg.name}.first.bin"
         buffers.image_for(arg, resolved, inputs, buffers.GUARD_BYTES, salt).tofile(
             last[arg.name])
         items.append(BufferItem(str(last[arg.name]), buffers.GUARD_BYTES, arg.dtype,
@@ -115,11 +128,16 @@ def stage(variant: Variant, case: Case, folder: Path, index: int) -> Staged:
     kernel = KernelRef(prepared.symbol, spec.entry,
                        cubin_path=str(prepared.cubin_path) if prepared.cubin_path else None)
     launch = Launch(kernel, resolved.grid, resolved.block, resolved.shared_bytes, tuple(items))
-    return Staged(variant, resolved, inputs, expected, last, first, launch, salt)
+    return Staged(variant, resolved, inputs, expected, last, first, launch, salt, seed)
 
 
-def same_inputs(staged: list[Staged]) -> bool:
-    """Whether every variant got byte-identical inputs under the same names."""
+def same_inputs(sets: list[list[Staged]]) -> bool:
+    """Whether every variant got byte-identical inputs under the same names, set by set."""
+    return all(_same_inputs([variant[k] for variant in sets]) for k in range(len(sets[0])))
+
+
+def _same_inputs(staged: list[Staged]) -> bool:
+    """Whether these stagings (one per variant) hold byte-identical inputs."""
     base = staged[0].inputs
     for other in staged[1:]:
         if set(other.inputs) != set(base) or any(
@@ -128,6 +146,15 @@ def same_inputs(staged: list[Staged]) -> bool:
                 for k in base):
             return False
     return True
+
+
+def slot_plan(plan: TimingPlan) -> TimingPlan:
+    """The plan for one launch slot: each variant's budget and sample bounds shared among its
+    input sets, so rotating inputs costs no extra time."""
+    sets = len(INPUT_SEEDS)
+    return replace(plan, budget_ms=plan.budget_ms / sets,
+                   min_samples=max(1, math.ceil(plan.min_samples / sets)),
+                   max_samples=max(1, math.ceil(plan.max_samples / sets)))
 
 
 def request_timeout(ctx: PointContext, staged: list[Staged]) -> float:
@@ -140,7 +167,7 @@ def request_timeout(ctx: PointContext, staged: list[Staged]) -> float:
 
 def send(ctx: PointContext, staged: list[Staged]) -> dict[str, Any]:
     """Send the bench request; a reply, or {"ok": False, "status", "message"} on a fault."""
-    request = BenchRequest(tuple(s.launch for s in staged), ctx.plan,
+    request = BenchRequest(tuple(s.launch for s in staged), slot_plan(ctx.plan),
                            str(ctx.helpers_path) if ctx.helpers_path else None)
     try:
         worker = ctx.handle.ensure()
@@ -159,10 +186,10 @@ def _checks(ctx: PointContext, staged: Staged) -> list[Any]:
     run_ctx = RunContext(variant.spec, ctx.options, ctx.handle, variant.prepared, ctx.folder,
                          buffers.GUARD_BYTES, variant.reference, ctx.cancel)
     results = []
-    for label, paths in (("first timed launch", staged.first_paths),
-                         ("last timed launch", staged.last_paths)):
+    for when, paths in (("first", staged.first_paths), ("last", staged.last_paths)):
+        label = f"{when} timed launch on the inputs of seed {staged.seed}"
         if not all(p.exists() for p in paths.values()):
-            results.append(RunResult(staged.resolved.case, BENCH_SEED, Status.UNVERIFIED,
+            results.append(RunResult(staged.resolved.case, staged.seed, Status.UNVERIFIED,
                                      f"{label}: the worker wrote no images to check"))
             continue
         findings = check_images(run_ctx, staged.resolved, staged.inputs, staged.expected, paths,
@@ -170,15 +197,16 @@ def _checks(ctx: PointContext, staged: Staged) -> list[Any]:
         status = run_status(findings)
         message = f"{label}: " + ("matches the reference" if status == Status.PASSED else
                                   findings[0].message)
-        results.append(RunResult(staged.resolved.case, BENCH_SEED, status, message, findings))
+        results.append(RunResult(staged.resolved.case, staged.seed, status, message, findings))
     return results
 
 
-def _variant_timing(ctx: PointContext, staged: Staged, samples: list[float],
+def _variant_timing(ctx: PointContext, sets: list[Staged], samples: list[float],
                     reply: dict[str, Any], index: int) -> VariantTiming:
-    """Samples, summary, rates and checks of one variant."""
+    """Samples, summary, rates and checks (of every input set) of one variant."""
+    staged = sets[0]
     spec, case = staged.variant.spec, staged.resolved.case
-    checks = _checks(ctx, staged)
+    checks = [check for one in sets for check in _checks(ctx, one)]
     failing = next((c for c in checks if not c.passed), None)
     stats = summarize(samples) if samples else None
     bytes_moved = evaluate_optional(spec.bench_bytes, case)
@@ -220,22 +248,35 @@ class PointFault:
     message: str
 
 
-def time_point(ctx: PointContext, staged: list[Staged],
+def _merged(samples: list[list[float]], variants: int) -> list[list[float]]:
+    """Each variant's samples over all its input sets, in the order they were taken (the
+    worker numbers the launches set by set: slot = set * variants + variant)."""
+    merged: list[list[float]] = []
+    for variant in range(variants):
+        slots = samples[variant::variants]
+        merged.append([s[r] for r in range(max(map(len, slots))) for s in slots if r < len(s)])
+    return merged
+
+
+def time_point(ctx: PointContext, sets: list[list[Staged]],
                seed: int = 0) -> tuple[BenchPoint, dict[str, Any]] | PointFault:
-    """Time the staged variants together: the point and the device facts the worker reported,
-    or a PointFault."""
-    reply = send(ctx, staged)
+    """Time the staged variants together, rotating between their input sets: the point and
+    the device facts the worker reported, or a PointFault."""
+    slots = [variant[k] for k in range(len(sets[0])) for variant in sets]
+    reply = send(ctx, slots)
     if not reply.get("ok"):
         return PointFault(Status(reply["status"]), str(reply["message"]))
     samples = [list(map(float, s)) for s in reply.get("samples_ms", [])]
-    if len(samples) != len(staged):
+    if len(samples) != len(slots):
         return PointFault(Status.CRASH, "the worker's reply has no samples for some variants")
-    variants = [_variant_timing(ctx, s, samples[i], reply, i) for i, s in enumerate(staged)]
-    comparison = compare(variants, same_inputs(staged), seed)
+    merged = _merged(samples, len(sets))
+    variants = [_variant_timing(ctx, s, merged[i], reply, i) for i, s in enumerate(sets)]
+    comparison = compare(variants, same_inputs(sets), seed)
     clocks = dict(reply.get("clocks", {}))
     clocks["source"] = dict(reply.get("facts", {})).get("clock_source")
-    point = BenchPoint(case=dict(staged[0].resolved.case), variants=variants,
-                       order=[int(v) for v in reply.get("order", [])], comparison=comparison,
+    order = [int(v) % len(sets) for v in reply.get("order", [])]
+    point = BenchPoint(case=dict(sets[0][0].resolved.case), variants=variants,
+                       order=order, comparison=comparison,
                        clocks=clocks, flags=_point_flags(clocks, comparison),
                        sampling_ms=float(reply.get("sampling_ms", 0.0)))
     return point, dict(reply.get("facts", {}))
@@ -243,7 +284,7 @@ def time_point(ctx: PointContext, staged: list[Staged],
 
 def bytes_needed(specs: list[Spec], case: Case) -> int:
     """Space the files of one case need: every image twice (after the last and the first
-    timed launch), guard zones included."""
+    timed launch) for each input set, guard zones included."""
     total = 0
     for spec in specs:
         try:
@@ -251,4 +292,4 @@ def bytes_needed(specs: list[Spec], case: Case) -> int:
         except ValueError:
             continue
         total += 2 * buffers.GUARD_BYTES * len(spec.args)
-    return 2 * total
+    return 2 * len(INPUT_SEEDS) * total

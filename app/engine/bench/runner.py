@@ -33,7 +33,7 @@ from app.engine.bench.points import (
     PointFault,
     Variant,
     bytes_needed,
-    stage,
+    stage_sets,
     time_point,
 )
 from app.engine.bench.reports import BenchPoint, BenchReport
@@ -269,13 +269,13 @@ def _time_cases(run: _Run, variants: list[Variant], cases: list[Case], plan: Tim
         with work_folder(run.engine, bytes_needed(run.specs, case)) as folder:
             ctx = PointContext(run.handle, folder, plan, verify_options, helpers, run.cancel)
             try:
-                staged = [stage(v, case, folder, i) for i, v in enumerate(variants)]
+                staged = stage_sets(variants, case, folder)
             except CaseError as error:
                 return done, BenchReport(Status.SPEC_ERROR, str(error))
             except ReferenceError as error:
                 return done, BenchReport(Status.REFERENCE_ERROR, str(error))
             outcome = time_point(ctx, staged, run.options.seed)
-            for item in staged:
+            for item in (one for sets in staged for one in sets):
                 for path in item.files():
                     path.unlink(missing_ok=True)
         if isinstance(outcome, PointFault):
