@@ -93,7 +93,8 @@ def environment(device: dict[str, Any], facts: dict[str, Any],
     first = points[0].clocks if points else {}
     last = points[-1].clocks if points else {}
     keys = ("pci_bus_id", "sm_count", "max_sm_mhz", "l2_bytes", "timer", "flush",
-            "flush_bytes", "helpers", "spin_us", "clock_source", "held_down_by")
+            "flush_bytes", "helpers", "spin_us", "clock_source", "held_down_by",
+            "persisting_l2_resets")
     env: dict[str, Any] = {k: facts.get(k) for k in keys}
     env.update({
         "gpu_name": device.get("name"), "gpu_uuid": uuid, "arch": device.get("arch"),

@@ -8,12 +8,16 @@ Per sample, all on the default stream:
   3. with the helper kernels, a spin kernel keeps the GPU busy while the host queues the start
      event and the launch, so the host's launch overhead is never timed;
   4. start event, the launch, end event; wait for the end event; one event pair per sample.
-Hot mode skips step 2. Nothing but the launch lies between the two events.
+Hot mode skips step 2. Before every sample, in both modes, lines a kernel marked persisting
+in L2 (an access policy window) are reset to normal, so no kernel keeps its data in L2 across
+the flush. Nothing but the launch lies between the two events.
 """
 
 from __future__ import annotations
 
+import ctypes
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +36,18 @@ SPIN_CEILING_NS = 1_000_000
 SPIN_MARGIN = 3.0
 READ_BLOCK = 256
 READ_BLOCKS_PER_SM = 4
+
+
+def persisting_l2_reset() -> Callable[[], int] | None:
+    """The driver's cuCtxResetPersistingL2Cache (CUDA 11 and later), or None where the driver
+    library or the entry point is missing."""
+    try:
+        entry = ctypes.CDLL("libcuda.so.1").cuCtxResetPersistingL2Cache
+    except (OSError, AttributeError):
+        return None
+    entry.restype = ctypes.c_int
+    entry.argtypes = []
+    return entry
 
 
 @dataclass
@@ -107,6 +123,10 @@ class PycudaTimer:
         self.sm_count = _attribute(backend.device, "MULTIPROCESSOR_COUNT") or 1
         self.l2_bytes = _attribute(backend.device, "L2_CACHE_SIZE")
         self.flush_bytes = flush_size(self.l2_bytes) if plan.mode == "cold" else 0
+        # Only devices with persisting L2 (compute 8.0 and later) accept the reset.
+        self.reset_l2 = persisting_l2_reset() \
+            if _attribute(backend.device, "MAX_PERSISTING_L2_CACHE_SIZE") else None
+        self.l2_resets = 0
         self.clock = ClockReader(str(backend.describe().get("uuid", "")),
                                  _pci_bus_id(backend.device))
 
@@ -185,6 +205,8 @@ class PycudaTimer:
         for image in self.variants[variant].images.values():
             if image.nbytes:
                 cuda.memcpy_dtod(image.work, image.pristine, image.nbytes)
+        if self.reset_l2 is not None and self.reset_l2() == 0:
+            self.l2_resets += 1
         if self.flush_bytes:
             self._flush()
         if self.spin is not None:
@@ -238,6 +260,7 @@ class PycudaTimer:
             "timer": "CUDA events, one pair per sample", "mode": self.plan.mode,
             "l2_bytes": self.l2_bytes, "flush": flush, "flush_bytes": self.flush_bytes,
             "helpers": self.helpers_note,
+            "persisting_l2_resets": self.l2_resets if self.reset_l2 is not None else None,
             "spin_us": self.spin_ns / 1000.0 if self.spin is not None and self.spin_ns else None,
             "sm_count": self.sm_count,
             "clock_khz": _attribute(device, "CLOCK_RATE"),
