@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import os
 import re
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 
 from app import system
 from app.compile import cache, includes, service
+from app.compile.backends import NVRTC_HEADERS
 from app.compile.diagnostics import LogContext, parse_log
 from app.compile.elf import CubinError
 from app.compile.model import CompileResult, Diagnostic, OptionError, failure
@@ -28,6 +30,10 @@ CACHE_FORMAT = "kernel-studio-compile-1"
 CUDA_HEADER_PREFIXES = ("cuda", "cub/", "thrust/", "nv/", "cooperative_groups", "mma.h", "crt/",
                         "vector_types", "vector_functions", "device_", "math_", "sm_")
 _MISSING_HEADER = re.compile(r'open source file "([^"]+)"')
+_HOST_CODE = "host functions are not allowed in JIT mode"
+HOST_CODE_HINT = ("NVRTC compiles device code only and this file has host code: mark device "
+                  "helpers __device__, move host code out, or compile with nvcc "
+                  "(compiler = \"nvcc\" in the spec's [kernel] table, or --compiler nvcc)")
 
 
 class Refusal(Exception):
@@ -76,7 +82,15 @@ def compiler_identity(backend: str) -> str:
         return f"nvcc {system.find_tool('nvcc')} {system.nvcc_version()}"
     libraries = sorted(p for entry in sys.path if Path(entry, "nvidia").is_dir()
                        for p in Path(entry, "nvidia").glob("*/lib/libnvrtc*.so*"))
-    return "nvrtc " + " ".join(_stamp(p) for p in libraries)
+    return "nvrtc " + " ".join(_stamp(p) for p in libraries) + " " + _nvrtc_headers_digest()
+
+
+def _nvrtc_headers_digest() -> str:
+    """A hash of our NVRTC compatibility headers: editing one must not reuse old cubins."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in NVRTC_HEADERS.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(NVRTC_HEADERS)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def source_problem(source: str, filename: str) -> str | None:
@@ -252,13 +266,29 @@ def describe(reply: dict[str, Any], checked: Plan, timeout: float,
                            source_path=str(reply.get("source_path") or ""),
                            options=tuple(checked.options))
     _hint_missing_cuda_headers(result)
+    host_code = _hint_host_code(result)
     status = reply.get("status")
     if status == "ok":
         return _succeeded(result, reply)
     result.stage = status if status in ("compile", "timeout", "memory", "crash", "options") \
         else "backend"
     result.message = _failure_message(result, reply, timeout, memory_mb)
+    if host_code:
+        result.message += f". {HOST_CODE_HINT}"
     return result
+
+
+def _hint_host_code(result: CompileResult) -> bool:
+    """After NVRTC refused host code (a launcher, main, a helper without __device__), say how to
+    build the file anyway; True when it did."""
+    if result.backend != "nvrtc":
+        return False
+    for error in result.errors:
+        if _HOST_CODE in error.message:
+            result.diagnostics.append(Diagnostic(error.file, error.line, error.column, "note",
+                                                 HOST_CODE_HINT, ""))
+            return True
+    return False
 
 
 def _hint_missing_cuda_headers(result: CompileResult) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -16,6 +17,18 @@ from app import system
 
 # Line info maps SASS to source lines; ptxas' verbose report gives the resources.
 ALWAYS = ["-lineinfo", "-Xptxas=-v"]
+# Our small C and C++ library headers for NVRTC (see its README): searched last, and the prelude
+# pre-included, so that device code nvcc accepts (INFINITY, <cfloat>, std::min) compiles here.
+NVRTC_HEADERS = Path(__file__).resolve().parent / "nvrtc_include"
+NVRTC_PRELUDE = NVRTC_HEADERS / "kernel_studio_prelude.h"
+NVRTC_DRIVER_HEADERS = NVRTC_HEADERS / "driver"
+# nvcc's switches for what host code may call; NVRTC has no host code, and no such options.
+NVCC_ONLY = ("--expt-relaxed-constexpr", "--extended-lambda")
+# CCCL's <cuda/std/cmath> (CUB includes it) defines INFINITY and NAN its own way after our
+# prelude did: the same float, so the warning says nothing about the user's code.
+_OWN_REDEFINITION = re.compile(r'^.*: warning #47-D: incompatible redefinition of macro "\w+" '
+                               r'\(declared at line \d+ of ' + re.escape(str(NVRTC_HEADERS)) + "/")
+_REMARK = "Remark: The warnings can be suppressed"
 
 
 def make_reply(status: str, **fields: Any) -> dict[str, Any]:
@@ -76,7 +89,7 @@ def nvrtc_compile(request: dict[str, Any], hello: dict[str, Any]) -> dict[str, A
         supported = ", ".join(f"sm_{a}" for a in hello["archs"])
         return make_reply("options", compiler=compiler,
                       message=f"{arch} is not supported by {compiler}; supported: {supported}")
-    options = [f"-arch={arch}", *ALWAYS, *_include_flags(request), *request["options"]]
+    options = _nvrtc_options(request)
     os.chdir(request["cwd"])
     name = request["program_name"]
     err, program = nvrtc.nvrtcCreateProgram(request["source"].encode(), name.encode(), 0, [], [])
@@ -89,11 +102,33 @@ def nvrtc_compile(request: dict[str, Any], hello: dict[str, Any]) -> dict[str, A
         nvrtc.nvrtcDestroyProgram(program)
 
 
+def _nvrtc_options(request: dict[str, Any]) -> list[str]:
+    """NVRTC's arguments: the kernel's folder and the user's -I folders first (their headers
+    win), our cuda.h, the CUDA headers, then our C/C++ library headers and the prelude."""
+    user = [o for o in request["options"] if o not in NVCC_ONLY]
+    folder = [f"-I{request['folder']}"] if request.get("folder") else []
+    cuda = [f"-I{d}" for d in request.get("cuda_include_dirs", [])]
+    return [f"-arch={request['arch']}", *ALWAYS, *folder, *user, f"-I{NVRTC_DRIVER_HEADERS}",
+            *cuda, f"-I{NVRTC_HEADERS}", f"--pre-include={NVRTC_PRELUDE}"]
+
+
+def drop_own_redefinitions(log: str) -> str:
+    """`log` without the warnings about CUDA headers redefining a macro of our prelude (and the
+    remark that follows a first warning, when no other warning is left)."""
+    if "#47-D" not in log:
+        return log
+    blocks = [b for b in log.split("\n\n") if not _OWN_REDEFINITION.match(b)]
+    if not any("warning" in b for b in blocks if not b.startswith(_REMARK)):
+        blocks = [b for b in blocks if not b.startswith(_REMARK)]
+    return "\n\n".join(blocks)
+
+
 def _nvrtc_run(nvrtc: Any, program: Any, options: list[str], compiler: str,
                source_path: str) -> dict[str, Any]:
     """nvrtcCompileProgram and the outputs it left."""
     err, = nvrtc.nvrtcCompileProgram(program, len(options), [o.encode() for o in options])
-    log = _nvrtc_text(nvrtc.nvrtcGetProgramLogSize, nvrtc.nvrtcGetProgramLog, program)
+    log = drop_own_redefinitions(
+        _nvrtc_text(nvrtc.nvrtcGetProgramLogSize, nvrtc.nvrtcGetProgramLog, program))
     result = nvrtc.nvrtcResult
     common = {"compiler": compiler, "log": log, "source_path": source_path}
     if err == result.NVRTC_ERROR_OUT_OF_MEMORY or (err != result.NVRTC_SUCCESS

@@ -26,6 +26,11 @@ FLAGS = {
     "--no-display-error-number": "--no-display-error-number",
     "-Werror=all-warnings": "-Werror=all-warnings",
     "--Werror=all-warnings": "-Werror=all-warnings",
+    # Language switches that public kernels rely on (PyTorch's extension builds pass both).
+    "-expt-relaxed-constexpr": "--expt-relaxed-constexpr",
+    "--expt-relaxed-constexpr": "--expt-relaxed-constexpr",
+    "-extended-lambda": "--extended-lambda", "--extended-lambda": "--extended-lambda",
+    "--expt-extended-lambda": "--extended-lambda",
 }
 # Options with a value: name -> (spelling passed on, pattern the value must match).
 VALUED = {
@@ -198,4 +203,5 @@ ALLOWED_HELP = (
     "--prec-div=, --prec-sqrt=, --fmad= (true|false), --maxrregcount=N, -std=c++11|14|17|20, "
     "-DNAME[=VALUE], -UNAME, -I<folder inside the kernel's folder>, -w, --restrict, "
     "--extra-device-vectorization, --diag-suppress=N, --diag-error=N, --diag-warn=N, "
-    "-Werror=all-warnings, --display-error-number, -Xptxas=<-v|-O0..3|--warn-on-spills|...>")
+    "-Werror=all-warnings, --display-error-number, --expt-relaxed-constexpr, --extended-lambda, "
+    "-Xptxas=<-v|-O0..3|--warn-on-spills|...>")
