@@ -115,6 +115,10 @@ class SpecCheck:
         return "\n".join(lines)
 
 
+# An impostor's result and the number of forged runs it took.
+Tried = tuple[ImpostorResult, int]
+
+
 def _order(lab: Lab) -> list[tuple[int, int]]:
     """Every (case, seed), smallest cases first: most impostors fall at the first case larger
     than one element, so the big cases are rarely needed."""
@@ -134,8 +138,7 @@ def _caught(impostor: Impostor, trial: Trial, findings: list[Finding]) -> Impost
         dict(case), trial.seed, str(status))
 
 
-def _try(lab: Lab, impostor: Impostor, order: list[tuple[int, int]]) -> tuple[ImpostorResult,
-                                                                               int]:
+def _try(lab: Lab, impostor: Impostor, order: list[tuple[int, int]]) -> Tried:
     """Run one impostor until a run catches it; also the number of runs it took."""
     reason = impostor.skip(lab)
     if reason:
@@ -177,7 +180,7 @@ def _resolve_all(spec: Spec) -> list[Resolved]:
         raise SpecProblem(str(error)) from None
 
 
-def _run_panel(spec: Spec) -> tuple[list[tuple[ImpostorResult, int]], list[SpecWarning]]:
+def _run_panel(spec: Spec) -> tuple[list[Tried], list[SpecWarning]]:
     """Every impostor and every warning, with the reference in its own process throughout;
     SpecProblem where the spec's own inputs or reference fail."""
     resolved = _resolve_all(spec)

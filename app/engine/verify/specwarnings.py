@@ -197,6 +197,18 @@ def _huge(case: Case) -> Case:
     return {k: v * HUGE if isinstance(v, int) else v for k, v in case.items()}
 
 
+def _capped(lab: Lab, dim: int, size: str, tile: str) -> bool:
+    """Whether the grid stops growing before it covers `size` (a `min` cap, say), so that the
+    kernel must loop: seen by scaling the largest case far up."""
+    largest = max(lab.resolved, key=lambda r: r.nbytes(lab.spec))
+    huge = _huge(largest.case)
+    try:
+        grid, b, x = (expr.evaluate(t, huge) for t in (lab.spec.grid[dim], tile, size))
+    except expr.ExprError:  # too large to evaluate: no cap can be seen
+        return False
+    return bool(grid * b < x)
+
+
 def _tiled(lab: Lab, dim: int, size: str, tile: str) -> _Coverage:
     """A grid dimension `cdiv(size, tile)` (perhaps capped): a partial block where size is
     not a multiple of tile; a grid-stride pass where grid * tile falls short of size."""
@@ -207,10 +219,8 @@ def _tiled(lab: Lab, dim: int, size: str, tile: str) -> _Coverage:
             partial.append(index)
         if resolved.grid[dim] * b < x:
             strided.append(index)
-    huge = _huge(lab.resolved[0].case)
-    loops = expr.evaluate(lab.spec.grid[dim], huge) * expr.evaluate(tile, huge) < expr.evaluate(
-        size, huge)
-    return _Coverage(partial, strided, bool(loops), f"{size} is always a multiple of {tile}",
+    return _Coverage(partial, strided, _capped(lab, dim, size, tile),
+                     f"{size} is always a multiple of {tile}",
                      f"grid {lab.spec.grid[dim]!r} times {tile} always covers {size}")
 
 
