@@ -1,20 +1,19 @@
 """The window's actions: menus, toolbar and keyboard shortcuts in one table.
 
 Every command is a QAction, so a menu item, a toolbar button and a key all do the same thing.
+The window says what each command does (a slot per name) and what the choice menus offer; this
+module only builds the menus, the toolbar and the shortcuts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QMenu, QToolBar
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 
 from ui.theme import available_themes
-
-if TYPE_CHECKING:
-    from ui.main_window import MainWindow
 
 # name: (menu, text, shortcut, tool tip)
 COMMANDS: dict[str, tuple[str, str, str, str]] = {
@@ -41,30 +40,27 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
 }
 TOOLBAR = ("new", "open", "save", None, "build", "verify", "bench", "cancel")
 BACKENDS = ("auto", "pycuda", "cpu")
+# Commands that start a job: disabled while one runs (Cancel is enabled instead).
+RUN_ACTIONS = ("build", "verify", "bench", "bench_options", "memcheck", "racecheck")
+Slots = Mapping[str, Callable[[], object]]
 
 
-def _slots(window: MainWindow) -> dict[str, Callable[[], object]]:
-    """What each command does."""
-    return {
-        "new": window.new_from_template, "open": window.open_dialog,
-        "save": window.tabs.save, "save_as": window.tabs.save_as,
-        "close_tab": lambda: window.tabs.close_tab(window.tabs.currentIndex()),
-        "quit": window.close, "find": lambda: window.find_bar.open_find(False),
-        "replace": lambda: window.find_bar.open_find(True),
-        "find_next": window.find_bar.find_next, "find_previous": window.find_bar.find_previous,
-        "comment": window.toggle_comment, "build": window.build, "verify": window.verify,
-        "bench": window.bench, "bench_options": window.bench_with_options,
-        "memcheck": lambda: window.verify("memcheck"),
-        "racecheck": lambda: window.verify("racecheck"), "cancel": window.runner.cancel,
-        "reset_layout": window.reset_layout,
-    }
+@dataclass(frozen=True)
+class Choices:
+    """What the choice menus show and do: Run > Backend, View's panes and themes."""
+
+    backend: str
+    set_backend: Callable[[str], None]
+    theme: str
+    set_theme: Callable[[str], None]
+    panes: Sequence[QDockWidget]
 
 
-def install_actions(window: MainWindow) -> dict[str, QAction]:
-    """Create every action, its menu entry and toolbar button; returns them by name."""
+def install_actions(window: QMainWindow, slots: Slots, choices: Choices) -> dict[str, QAction]:
+    """Create every action (doing `slots[name]`), its menu entry and toolbar button, and the
+    choice menus; returns the actions by name."""
     menus: dict[str, QMenu] = {}
     actions: dict[str, QAction] = {}
-    slots = _slots(window)
     for name, (menu_title, text, shortcut, tip) in COMMANDS.items():
         if menu_title not in menus:
             menus[menu_title] = window.menuBar().addMenu(menu_title)
@@ -78,42 +74,49 @@ def install_actions(window: MainWindow) -> dict[str, QAction]:
         menus[menu_title].addAction(action)
         window.addAction(action)
         actions[name] = action
-    _add_backend_menu(window, menus["&Run"])
-    _add_view_menu(window, menus["&View"])
+    _add_backend_menu(window, menus["&Run"], choices)
+    _add_view_menu(window, menus["&View"], choices)
     _add_toolbar(window, actions)
     actions["cancel"].setEnabled(False)
     return actions
 
 
-def _add_backend_menu(window: MainWindow, run_menu: QMenu) -> None:
+def set_running(actions: Mapping[str, QAction], running: bool) -> None:
+    """While a job runs, Cancel is enabled and the commands that start another are not."""
+    actions["cancel"].setEnabled(running)
+    for name in RUN_ACTIONS:
+        actions[name].setEnabled(not running)
+
+
+def _add_backend_menu(window: QMainWindow, run_menu: QMenu, choices: Choices) -> None:
     """Run > Backend: where verification runs (auto picks the GPU, else CPU emulation)."""
     menu = run_menu.addMenu("Back&end")
     group = QActionGroup(window)
     for name in BACKENDS:
         action = QAction(name, window, checkable=True)
-        action.setChecked(name == window.runner.backend)
-        action.triggered.connect(lambda _=False, n=name: setattr(window.runner, "backend", n))
+        action.setChecked(name == choices.backend)
+        action.triggered.connect(lambda _=False, n=name: choices.set_backend(n))
         group.addAction(action)
         menu.addAction(action)
 
 
-def _add_view_menu(window: MainWindow, view_menu: QMenu) -> None:
+def _add_view_menu(window: QMainWindow, view_menu: QMenu, choices: Choices) -> None:
     """View: one toggle per pane, and the themes."""
     view_menu.addSeparator()
-    for dock in window.docks.values():
+    for dock in choices.panes:
         view_menu.addAction(dock.toggleViewAction())
     view_menu.addSeparator()
     themes = view_menu.addMenu("&Theme")
     group = QActionGroup(window)
     for name in available_themes():
         action = QAction(name.capitalize(), window, checkable=True)
-        action.setChecked(name == window.themes.theme.name)
-        action.triggered.connect(lambda _=False, n=name: window.set_theme(n))
+        action.setChecked(name == choices.theme)
+        action.triggered.connect(lambda _=False, n=name: choices.set_theme(n))
         group.addAction(action)
         themes.addAction(action)
 
 
-def _add_toolbar(window: MainWindow, actions: dict[str, QAction]) -> None:
+def _add_toolbar(window: QMainWindow, actions: dict[str, QAction]) -> None:
     """The main toolbar."""
     toolbar = QToolBar("Main", window)
     toolbar.setObjectName("main_toolbar")

@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, QRunnable, Signal
 
 def describe_backend() -> tuple[str, str]:
     """What runs kernels on this machine, in a few words, and the details for a tool tip."""
+    # Probing tools and devices is slow: these load on a pool thread after the window shows.
     from app import system
     from app.engine.worker import backends
 

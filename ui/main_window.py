@@ -6,21 +6,22 @@ in app/ through the run controller's job process.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QVBoxLayout, QWidget
 
 from app.paths import data_dir
-from ui.actions import install_actions
+from ui.actions import Choices, install_actions, set_running
 from ui.assembly.view import AssemblyView
 from ui.assistant.pane import AssistantPane
 from ui.assistant.worker import AssistantRunner, SessionFactory
 from ui.background import BackendProbe
 from ui.commands.assistant import AssistantCommands
+from ui.commands.assistant_context import ContextSources
 from ui.commands.runs import RunCommands
 from ui.editor import recovery as recovery_files
 from ui.editor.cuda_editor import CudaEditor
@@ -28,7 +29,12 @@ from ui.editor.find_bar import FindBar
 from ui.editor.prompter import Prompter
 from ui.editor.tabs import EditorTabs
 from ui.editor.template_gallery import TemplateGallery
-from ui.editor.templates import TemplateExists, create_from_template, list_templates
+from ui.editor.templates import (
+    Template,
+    TemplateExists,
+    create_from_template,
+    list_templates,
+)
 from ui.message_log import MessageLog
 from ui.runs.compile_pane import CompilePane
 from ui.runs.controller import RunController
@@ -37,6 +43,11 @@ from ui.spec.files import source_of, spec_for
 from ui.spec.panel import SpecPanel
 from ui.status_bar import StudioStatusBar
 from ui.theme import DEFAULT_THEME, ThemeManager
+
+if TYPE_CHECKING:
+    # Only for annotations: the charts import pyqtgraph, loaded when the Charts pane is first
+    # shown (startup time).
+    from ui.charts.charts_pane import ChartsPane
 
 DOCKS = (  # name, title, area
     ("spec", "Spec", Qt.DockWidgetArea.RightDockWidgetArea),
@@ -77,12 +88,20 @@ class MainWindow(QMainWindow):
         self.assistant_pane = AssistantPane()
         self.status = StudioStatusBar(self)
         self.setStatusBar(self.status)
-        self._charts: Any = None
-        self.runs = RunCommands(self)
-        self.assistant_commands = AssistantCommands(self, assistant_session)
+        self._charts: ChartsPane | None = None
+        self.runs = RunCommands(self.tabs, self.runner, self.spec_panel, self.compile_pane,
+                                self.results_pane, self.assembly_view, charts=self.charts,
+                                report=self.report, show_pane=self.show_pane, parent=self)
+        sources = ContextSources(self.tabs, self.spec_panel, self.compile_pane,
+                                 self.results_pane, self.assembly_view)
+        self.assistant_commands = AssistantCommands(
+            self.assistant_pane, sources, report=self.report, show_pane=self.show_pane,
+            factory=assistant_session, parent=self)
         self._build_central()
         self.docks = self._build_docks()
-        self.actions_by_name = install_actions(self)
+        self.actions_by_name = install_actions(self, self._command_slots(), Choices(
+            self.runner.backend, self.runner.set_backend, self.themes.theme.name,
+            self.set_theme, list(self.docks.values())))
         self._connect()
         self._default_state = self.saveState()
         self._restore_layout()
@@ -139,8 +158,32 @@ class MainWindow(QMainWindow):
         self.status.cancelRequested.connect(self.runner.cancel)
         self.runner.workerState.connect(self.status.set_worker_state)
         self.runner.progress.connect(self.status.set_progress)
+        self.runner.busy.connect(self._set_busy)
+        self.runs.buildShown.connect(self.buildFinished)
         self.runs.wire()
         self.assistant_commands.wire()
+
+    def _command_slots(self) -> dict[str, Callable[[], object]]:
+        """What each action (ui/actions.py) does."""
+        tabs, find = self.tabs, self.find_bar
+        return {
+            "new": self.new_from_template, "open": self.open_dialog,
+            "save": tabs.save, "save_as": tabs.save_as,
+            "close_tab": lambda: tabs.close_tab(tabs.currentIndex()),
+            "quit": self.close, "find": lambda: find.open_find(False),
+            "replace": lambda: find.open_find(True),
+            "find_next": find.find_next, "find_previous": find.find_previous,
+            "comment": self.toggle_comment, "build": self.build, "verify": self.verify,
+            "bench": self.bench, "bench_options": self.bench_with_options,
+            "memcheck": lambda: self.verify("memcheck"),
+            "racecheck": lambda: self.verify("racecheck"), "cancel": self.runner.cancel,
+            "reset_layout": self.reset_layout,
+        }
+
+    def _set_busy(self, what: str | None) -> None:
+        """A job started (`what` it does) or ended (None): the status bar and the actions."""
+        self.status.set_busy(what)
+        set_running(self.actions_by_name, what is not None)
 
     def _after_show(self) -> None:
         """Work that must not delay the first paint: backend detection, crash recovery."""
@@ -160,6 +203,11 @@ class MainWindow(QMainWindow):
         self.status.showMessage(what + (f" \u2014 {hint}" if hint else ""), 8000)
         if level == "error" and show:
             self.docks["messages"].raise_()
+
+    def show_pane(self, name: str) -> None:
+        """Bring a pane's dock forward (spec, assembly, compile, results, charts, messages,
+        assistant)."""
+        self.docks[name].raise_()
 
     def _restore_layout(self) -> None:
         """Window geometry and dock layout from the settings file."""
@@ -190,9 +238,10 @@ class MainWindow(QMainWindow):
         if self._charts is not None:
             self._charts.apply_theme(theme)
 
-    def charts(self) -> Any:
+    def charts(self) -> ChartsPane:
         """The charts pane, created (and pyqtgraph imported) on first use."""
         if self._charts is None:
+            # pyqtgraph takes a while to import: loaded on first use, not at startup.
             from ui.charts.charts_pane import ChartsPane
 
             self._charts = ChartsPane(self.themes.theme)
@@ -241,7 +290,7 @@ class MainWindow(QMainWindow):
                 return None
         return self._create(template, folder)
 
-    def _create(self, template: Any, folder: Path) -> CudaEditor | None:
+    def _create(self, template: Template, folder: Path) -> CudaEditor | None:
         """Copy the template and open its source and spec."""
         try:
             source = create_from_template(template, folder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
@@ -10,6 +11,14 @@ from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
 LEVEL_COLOURS = {"error": "#e06c75", "warning": "#d19a66", "info": ""}
 MAX_MESSAGES = 500
+
+
+class Reporter(Protocol):
+    """How a command tells the user something (the window's report(): this log, the status bar,
+    and the Messages pane brought forward for errors unless `show` is False)."""
+
+    def __call__(self, level: str, what: str, hint: str = "", show: bool = True) -> None:
+        """Report `what` happened at `level` (info, warning, error), with what to do next."""
 
 
 class MessageLog(QListWidget):

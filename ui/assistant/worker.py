@@ -19,6 +19,7 @@ SessionFactory = Callable[[Callable[[str, float], None]], Any]
 
 def default_session(progress: Callable[[str, float], None]) -> Any:
     """The default local model (checked and loaded on first use)."""
+    # The model stack loads with the first question on this thread, never at startup.
     from app.assist.session import ModelSession
 
     return ModelSession(progress=progress)
@@ -45,6 +46,7 @@ class AssistantWorker(QObject):
         """Build the action's prompt from the context snapshot, say what it costs (and what was
         cut to fit), stream the answer, and finish with its text split into code and words."""
         try:
+            # The prompt builder (skills, tokenizer budget) loads on the model's thread.
             from app.assist.prompts import PromptContext, build_prompt
 
             if self._session is None:

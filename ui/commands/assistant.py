@@ -7,18 +7,17 @@ user then asks, through the same worker and verifier as any kernel.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject
 
-from ui.assistant.pane import action_title
+from ui.assistant.pane import AssistantPane, action_title
 from ui.assistant.worker import AssistantRunner, SessionFactory
-from ui.commands.assistant_context import gather_context
-
-if TYPE_CHECKING:
-    from ui.editor.cuda_editor import CudaEditor
-    from ui.main_window import MainWindow
+from ui.commands.assistant_context import ContextSources
+from ui.editor.cuda_editor import CudaEditor
+from ui.message_log import Reporter
 
 NEW_BUFFER_TITLE = "proposed.cu"
 
@@ -36,10 +35,15 @@ class Proposal:
 class AssistantCommands(QObject):
     """Owns the assistant's thread (made on the first question) and the pending proposal."""
 
-    def __init__(self, window: MainWindow, factory: SessionFactory | None = None) -> None:
-        """Nothing starts until the first question."""
-        super().__init__(window)
-        self.window = window
+    def __init__(self, pane: AssistantPane, sources: ContextSources, *,
+                 report: Reporter, show_pane: Callable[[str], None],
+                 factory: SessionFactory | None = None, parent: QObject | None = None) -> None:
+        """Nothing starts until the first question. `sources` are the panes a question's
+        snapshot is read from (their tabs are where proposals are applied); `factory` makes the
+        model session (tests hand in a scripted one)."""
+        super().__init__(parent)
+        self.pane, self.sources, self.tabs = pane, sources, sources.tabs
+        self.report, self.show_pane = report, show_pane
         self.factory = factory
         self.runner: AssistantRunner | None = None
         self.proposal: Proposal | None = None
@@ -47,16 +51,15 @@ class AssistantCommands(QObject):
 
     def wire(self) -> None:
         """Route the pane's requests here."""
-        pane = self.window.assistant_pane
-        pane.askRequested.connect(self.ask)
-        pane.stopRequested.connect(lambda: self.runner.stop() if self.runner else None)
-        pane.applyRequested.connect(self.apply)
-        pane.discardRequested.connect(self.discard)
+        self.pane.askRequested.connect(self.ask)
+        self.pane.stopRequested.connect(lambda: self.runner.stop() if self.runner else None)
+        self.pane.applyRequested.connect(self.apply)
+        self.pane.discardRequested.connect(self.discard)
 
     def _start_runner(self) -> AssistantRunner:
         """The model's thread and worker, connected to the pane."""
         runner = AssistantRunner(self.factory, self)
-        worker, pane = runner.worker, self.window.assistant_pane
+        worker, pane = runner.worker, self.pane
         worker.token.connect(pane.append)
         worker.progress.connect(pane.show_progress)
         worker.prompted.connect(pane.show_prompt)
@@ -67,37 +70,38 @@ class AssistantCommands(QObject):
     def ask(self, action: str, question: str) -> bool:
         """Send a snapshot of the kernel and the question (for propose: the description)."""
         self.runner = self.runner or self._start_runner()
-        context = gather_context(self.window, question)
+        context = self.sources.gather(question)
         if action == "propose" and "question" in context:
             context["description"] = context.pop("question")
         if not self.runner.ask(action, context):
             return False
-        editor = self.window.tabs.current()
-        self._target = self.window.tabs.document(editor).buffer_id if editor else None
+        editor = self.tabs.current()
+        self._target = self.tabs.document(editor).buffer_id if editor else None
         self.proposal = None
-        self.window.assistant_pane.begin(action_title(action))
-        self.window.docks["assistant"].raise_()
+        self.pane.begin(action_title(action))
+        self.show_pane("assistant")
         return True
 
     # -- proposals ----------------------------------------------------------------------------
 
     def answered(self, info: dict[str, Any]) -> None:
         """Show how the answer ended; code in it becomes a proposal, shown as a diff."""
-        self.window.assistant_pane.finish(info)
+        self.pane.finish(info)
         code = info.get("code")
         if isinstance(code, str) and code.strip():
             self.propose(code, self._target, bool(info.get("code_complete", True)))
 
     def _editor(self, buffer_id: str | None) -> CudaEditor | None:
         """The open editor of a buffer, if it is still open."""
-        return self.window.runs.editor_for(buffer_id) if buffer_id else None
+        return self.tabs.editor_of(buffer_id)
 
     def propose(self, code: str, buffer_id: str | None, complete: bool = True) -> None:
         """Diff `code` against the buffer's text now and offer it for applying."""
+        # app.assist (about 65 ms of imports): loaded with the first proposal, not at startup.
         from app.assist.diff import unified_diff
 
         editor = self._editor(buffer_id)
-        name = self.window.tabs.document(editor).title if editor else "(new buffer)"
+        name = self.tabs.document(editor).title if editor else "(new buffer)"
         base = editor.text() if editor else ""
         self.proposal = Proposal(code, buffer_id if editor else None,
                                  editor.version if editor else 0, complete)
@@ -107,7 +111,7 @@ class AssistantCommands(QObject):
             note = "Apply opens the proposed code in a new buffer. Nothing runs until you ask."
         if not complete:
             note = "Careful: the code block was cut off (stopped or out of tokens). " + note
-        self.window.assistant_pane.show_proposal(unified_diff(base, code, name, "proposed"),
+        self.pane.show_proposal(unified_diff(base, code, name, "proposed"),
                                                  note, can_apply=base != code)
 
     def apply(self) -> bool:
@@ -118,32 +122,32 @@ class AssistantCommands(QObject):
             return False
         editor = self._editor(proposal.buffer_id)
         if proposal.buffer_id is not None and editor is None:
-            self.window.report("error", "The buffer this proposal was made for is closed",
+            self.report("error", "The buffer this proposal was made for is closed",
                                "Open the kernel again and ask once more.")
             return False
         if editor is not None and editor.version != proposal.version:
             self.propose(proposal.code, proposal.buffer_id, proposal.complete)
-            self.window.report("info", "The buffer changed since the diff was made",
+            self.report("info", "The buffer changed since the diff was made",
                                "The diff now shows the change against your latest text; press "
                                "Apply again to use it.")
             return False
         if editor is None:
-            editor = self.window.tabs.add_buffer(proposal.code, None, NEW_BUFFER_TITLE,
+            editor = self.tabs.add_buffer(proposal.code, None, NEW_BUFFER_TITLE,
                                                  modified=True)
         else:
             editor.replace_text_undoably(proposal.code)
-            self.window.tabs.setCurrentWidget(editor)
+            self.tabs.setCurrentWidget(editor)
         self.proposal = None
-        self.window.assistant_pane.clear_proposal("Applied. Ctrl+Z in the editor undoes it; "
+        self.pane.clear_proposal("Applied. Ctrl+Z in the editor undoes it; "
                                                   "Build (Ctrl+B) or Verify (F5) to check it.")
-        self.window.report("info", "Applied the assistant's proposal (not run)",
+        self.report("info", "Applied the assistant's proposal (not run)",
                            "Ctrl+Z undoes it; Build or Verify when you are ready.")
         return True
 
     def discard(self) -> None:
         """Forget the proposal."""
         self.proposal = None
-        self.window.assistant_pane.clear_proposal("Discarded.")
+        self.pane.clear_proposal("Discarded.")
 
     def shutdown(self) -> None:
         """Stop any answer and end the model's thread (the window is closing)."""

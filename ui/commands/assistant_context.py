@@ -5,13 +5,16 @@ The model's thread receives this dict, never a widget (DESIGN.md: workers get da
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
-if TYPE_CHECKING:
-    from ui.main_window import MainWindow
+from ui.assembly.view import AssemblyView
+from ui.editor.tabs import EditorTabs
+from ui.runs.compile_pane import CompilePane
+from ui.runs.results_pane import ResultsPane
+from ui.spec.panel import SpecPanel
 
 
 def _read(path: Path | None) -> str:
@@ -39,24 +42,47 @@ def table_text(table: QTableWidget) -> str:
     return "\n".join(rows)
 
 
-def gather_context(window: MainWindow, question: str) -> dict[str, str]:
-    """Question, source, selection, spec, reference, diagnostics, verdict, resources, SASS."""
-    context = {"question": question.strip()}
-    editor = window.tabs.current()
-    if editor is not None:
-        context["source"] = editor.text()
+@dataclass(frozen=True)
+class ContextSources:
+    """The panes a snapshot for the assistant is read from."""
+
+    tabs: EditorTabs
+    spec_panel: SpecPanel
+    compile_pane: CompilePane
+    results_pane: ResultsPane
+    assembly_view: AssemblyView
+
+    def gather(self, question: str) -> dict[str, str]:
+        """Question, source, selection, spec, reference, diagnostics, verdict, resources, SASS
+        (only the parts that are not empty)."""
+        context = {"question": question.strip(), **self._editor(), **self._spec()}
+        context["diagnostics"] = "\n".join(f"line {d.line}, column {d.column}: {d.severity}: "
+                                           f"{d.message}" for d in self.compile_pane.items())
+        context["verdict"] = self._verdict()
+        context["resources"] = table_text(self.compile_pane.resources)
+        view = self.assembly_view
+        context["sass"] = view.mix_label.text() if view.rows else ""
+        return {key: value for key, value in context.items() if value}
+
+    def _editor(self) -> dict[str, str]:
+        """The current buffer's text and selection."""
+        editor = self.tabs.current()
+        if editor is None:
+            return {}
+        found = {"source": editor.text()}
         if not editor.selectionEmpty():
-            context["selection"] = bytes(editor.getSelText().data()).decode("utf-8", "replace")
-    spec = window.spec_panel.spec()
-    context["spec"] = _read(window.spec_panel.path)
-    context["reference"] = _read(spec.reference_path) if spec is not None else ""
-    items = window.compile_pane.items()
-    context["diagnostics"] = "\n".join(f"line {d.line}, column {d.column}: {d.severity}: "
-                                       f"{d.message}" for d in items)
-    results = window.results_pane
-    if results.runs.rowCount() or results.details.toPlainText():
-        context["verdict"] = f"{results.status()}: {results.message.text()}\n" \
-                             f"{results.details.toPlainText()}"
-    context["resources"] = table_text(window.compile_pane.resources)
-    context["sass"] = window.assembly_view.mix_label.text() if window.assembly_view.rows else ""
-    return {key: value for key, value in context.items() if value}
+            found["selection"] = bytes(editor.getSelText().data()).decode("utf-8", "replace")
+        return found
+
+    def _spec(self) -> dict[str, str]:
+        """The spec file's text and its reference's."""
+        spec = self.spec_panel.spec()
+        return {"spec": _read(self.spec_panel.path),
+                "reference": _read(spec.reference_path) if spec is not None else ""}
+
+    def _verdict(self) -> str:
+        """What the Results pane shows, when it shows anything."""
+        results = self.results_pane
+        if not results.runs.rowCount() and not results.details.toPlainText():
+            return ""
+        return f"{results.status()}: {results.message.text()}\n{results.details.toPlainText()}"

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from pyside6_scintilla import Scintilla
-
-if TYPE_CHECKING:
-    from pyside6_scintilla import ScintillaEdit
+from pyside6_scintilla import Scintilla, ScintillaEdit
 
 INDIC_FOUND = 11
 

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pyside6_scintilla import Scintilla
+from pyside6_scintilla import Scintilla, ScintillaEdit
 
 from ui.editor.search import INDIC_FOUND
 from ui.theme import Theme, abgr, bgr
-
-if TYPE_CHECKING:
-    from pyside6_scintilla import ScintillaEdit
 
 STYLE_DEFAULT, STYLE_LINENUMBER, STYLE_BRACELIGHT, STYLE_BRACEBAD = 32, 33, 34, 35
 STYLE_INDENTGUIDE, STYLE_CALLTIP = 37, 38

@@ -91,6 +91,12 @@ class EditorTabs(QTabWidget):
                 return editor
         return None
 
+    def editor_of(self, buffer_id: str | None) -> CudaEditor | None:
+        """The open editor of a buffer id (None once that buffer is closed)."""
+        if buffer_id is None:
+            return None
+        return next((e for e, d in self._documents.items() if d.buffer_id == buffer_id), None)
+
     def modified_editors(self) -> list[CudaEditor]:
         """Editors with unsaved changes."""
         return [e for e in self.editors() if e.is_modified()]

@@ -70,6 +70,10 @@ class RunController(QObject):
         self.job.failed.connect(self._failed)
         self._build: BuildSnapshot | None = None
 
+    def set_backend(self, name: str) -> None:
+        """Where later verify and bench jobs run: auto, pycuda or cpu."""
+        self.backend = name
+
     @property
     def running(self) -> bool:
         """Whether a job is under way."""

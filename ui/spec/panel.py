@@ -30,12 +30,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+# app.spec, app.dtypes and the form helpers import numpy: they load with the first spec, not
+# at start-up (the window must be on screen fast); here only for annotations.
 if TYPE_CHECKING:
     from app.spec import Problem, Spec
     from ui.spec.form import ArgRow
 
-# app.spec, app.dtypes and the form helpers import numpy: they load with the first spec, not
-# at start-up (the window must be on screen fast).
 KINDS = ("in", "out", "inout", "scalar")
 
 LINE_FIELDS = ("source", "entry", "options", "grid", "block", "shared_bytes", "reference",
