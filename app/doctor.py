@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from dataclasses import asdict, dataclass
 
-from app import offline, paths, system
+from app import offline, paths, sandbox, system, trust
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,29 @@ def _offline() -> Check:
                  "" if not problems else "Kernel Studio never uses the network; unset these")
 
 
+def _isolation() -> Check:
+    """Which sandbox runs code from specs, or why there is none and what follows."""
+    found = sandbox.probe()
+    if found.ok:
+        nproc = " (the process limit does not bind root)" if os.geteuid() == 0 else ""
+        return Check("sandbox", found.describe(), True,
+                     "kernels, references and compilers run inside it: no network, writes "
+                     f"only in a scratch folder, limits on {sandbox.LIMIT_WORDS}{nproc}")
+    return Check("sandbox", f"none: {found.reason}", False,
+                 "only specs you trusted (`kernel-studio trust SPEC`) run here; others are "
+                 "'unverified'")
+
+
+def _trusted() -> Check:
+    """How many specs are trusted, and where that is kept."""
+    try:
+        count = len(trust.load_store())
+    except trust.TrustError as error:
+        return Check("trust", "unreadable", False, str(error))
+    return Check("trust", f"{count} spec{'s' if count != 1 else ''} trusted "
+                 f"({trust.store_path()})", True)
+
+
 def run_checks() -> list[Check]:
     """Every check, in the order the table shows them."""
     gpus = _gpus()
@@ -124,6 +148,8 @@ def run_checks() -> list[Check]:
         _tool("ncu", "Nsight Compute, for cross-checking timings"),
         _model(),
         _offline(),
+        _isolation(),
+        _trusted(),
     ]
 
 

@@ -16,6 +16,8 @@ TIME_LIMIT_S = 10.0
 LOAD_TIME_LIMIT_S = 180.0
 # The host C++ compiler's time limit for the CPU backend's builds.
 HOST_COMPILE_TIME_LIMIT_S = 150.0
+# A spec's Python reference: loading it, and each call, in its own (sandboxed) process.
+REFERENCE_TIME_LIMIT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -42,13 +44,21 @@ CPU_THREADS = EnvSetting("KERNEL_STUDIO_CPU_THREADS", "threads of a CPU-backend 
                          "the cores this process may use)")
 CPU_UCONTEXT = EnvSetting("KERNEL_STUDIO_CPU_UCONTEXT", "1 selects the portable ucontext switch "
                           "of the CPU backend (used on every CPU but x86-64)")
+SANDBOX = EnvSetting("KERNEL_STUDIO_SANDBOX", "'none' turns the sandbox off (then only content "
+                     "you trusted with `kernel-studio trust` runs); default: bubblewrap when it "
+                     "works here")
+REFERENCE_TIMEOUT = EnvSetting("KERNEL_STUDIO_REFERENCE_TIMEOUT", "seconds a spec's reference may "
+                               "take to load and for each case (default: "
+                               f"{REFERENCE_TIME_LIMIT_S:g})")
+BWRAP = EnvSetting("KERNEL_STUDIO_BWRAP", "path of the bubblewrap program (default: bwrap on the "
+                   "PATH)")
 STARTUP_PROBE = EnvSetting("KERNEL_STUDIO_STARTUP_PROBE", "set by benchmarks/gui_startup.py: the "
                            "GUI prints when its window is exposed, then quits")
 TOKENIZER_DIR = EnvSetting("KERNEL_STUDIO_TOKENIZER_DIR", "tests on a GPU machine: a tokenizer "
                            "folder where the model folder does not travel")
 
-ALL = (CACHE_DIR, DATA_DIR, MODELS_DIR, CXX, CPU_THREADS, CPU_UCONTEXT, STARTUP_PROBE,
-       TOKENIZER_DIR)
+ALL = (CACHE_DIR, DATA_DIR, MODELS_DIR, CXX, CPU_THREADS, CPU_UCONTEXT, SANDBOX, BWRAP,
+       REFERENCE_TIMEOUT, STARTUP_PROBE, TOKENIZER_DIR)
 
 
 def describe() -> list[str]:

@@ -18,12 +18,20 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from app import paths
+from app import paths, sandbox
 
 DEFAULT_MEMORY_MB = 4096
+# A backstop only: each compile has its own time limit, and a warm child adds them all up.
+CHILD_CPU_SECONDS = 24 * 3600
 START_TIMEOUT = 60.0  # loading Python and NVRTC on a slow, busy machine
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
          "from app.compile.child import main; main(sys.argv[2:])")
+
+
+def _folder(request: dict[str, Any]) -> Path | None:
+    """The kernel folder a compile request reads headers from."""
+    folder = request.get("folder")
+    return Path(folder) if folder else None
 
 
 class ChildFailed(Exception):
@@ -44,21 +52,35 @@ def neutral_folder() -> Path:
     return folder
 
 
-class ChildProcess:
-    """One running compile child."""
+def contained(command: list[str], folder: Path | None) -> list[str]:
+    """The child's command inside a sandbox, where one can be had: it reads the toolchain,
+    Python, the CUDA headers and the kernel's folder, writes only its private /tmp, and has no
+    network. An escaping #include is then the compiler's own "file not found"."""
+    if not sandbox.available()[0]:
+        return command
+    limits = sandbox.Limits(cpu_seconds=CHILD_CPU_SECONDS, file_size=1 << 30, open_files=256,
+                            processes=64)
+    readable = [*sandbox.python_paths(), neutral_folder(), *([folder] if folder else [])]
+    return sandbox.Sandbox(read_only=readable, limits=limits,
+                           cwd=folder or neutral_folder()).command(command)
 
-    def __init__(self, memory_mb: int) -> None:
+
+class ChildProcess:
+    """One running compile child, able to read one kernel folder (if any)."""
+
+    def __init__(self, memory_mb: int, folder: Path | None = None) -> None:
         """Start the child and wait for its greeting."""
         self.memory_mb = memory_mb
+        self.folder = folder
         self._stderr: IO[bytes] = tempfile.TemporaryFile()
         # -P: nothing from the working directory on sys.path; PYTHONPATH still counts, since
         # an install may rely on it for its packages (as the GPU test machine does).
         command = [sys.executable, "-P", "-c", _BOOT, str(paths.ROOT),
                    "--memory-mb", str(memory_mb)]
         # Its own session: on a timeout the whole group (nvcc and its helpers too) is killed.
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=self._stderr, cwd=neutral_folder(),
-                                        start_new_session=True)
+        self.process = subprocess.Popen(contained(command, folder), stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=self._stderr,
+                                        cwd=neutral_folder(), start_new_session=True)
         self._buffer = b""
         try:
             self.hello = self.request({"op": "hello"}, START_TIMEOUT)
@@ -141,7 +163,7 @@ class CompileService:
         """The child's reply to `request`, or a reply with status timeout/crash/backend."""
         with self._lock:
             try:
-                child = self._ready_child(memory_mb)
+                child = self._ready_child(memory_mb, _folder(request))
                 reply = child.request(request, timeout)
             except ChildFailed as failed:
                 self._discard()
@@ -160,12 +182,15 @@ class CompileService:
         with self._lock:
             return self._ready_child(memory_mb).hello
 
-    def _ready_child(self, memory_mb: int) -> ChildProcess:
-        """The warm child, started (again) when missing, dead or capped differently."""
+    def _ready_child(self, memory_mb: int, folder: Path | None = None) -> ChildProcess:
+        """The warm child, started (again) when missing, dead, capped differently, or (in a
+        sandbox, whose view is fixed when it starts) unable to read the kernel's folder."""
         child = self._child
-        if child is None or not child.alive() or child.memory_mb != memory_mb:
+        blind = sandbox.available()[0] and folder is not None and child is not None \
+            and child.folder != folder
+        if child is None or not child.alive() or child.memory_mb != memory_mb or blind:
             self._discard()
-            child = self._child = ChildProcess(memory_mb)
+            child = self._child = ChildProcess(memory_mb, folder)
         return child
 
     def _discard(self) -> None:

@@ -1,53 +1,241 @@
-"""Running a spec's Python reference on the host, in the parent process, so that the expected
-values never sit in memory a kernel can reach.
+"""Running a spec's Python reference: in a process of its own (app.engine.verify.reference_child),
+inside the sandbox where one can be had, so that the expected values never sit in memory a
+kernel can reach and the reference itself can neither leave its scratch folder nor end the
+verification. Whether a reference may run at all where no sandbox exists is app.trust's
+decision, taken by the caller.
 
-A reference is code, trusted like any script the user runs. A spec that arrives from someone
-else must not have its reference run without the user's consent: callers pass `trusted=False`
-for such specs and get ReferenceError until the user agrees.
+Inputs and outputs travel as .npy files in a private scratch folder. A reference that cannot be
+loaded, raises, calls sys.exit, hangs past its time limit, dies, or returns outputs of the
+wrong names, sizes or kinds is a ReferenceError naming the file: a problem of the spec, never a
+verdict on the kernel.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import math
-import traceback
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
-from app.cases import Resolved
+from app import sandbox, settings
+from app.cases import MAX_TOTAL_BYTES, Resolved
+from app.paths import ROOT
 from app.spec import Spec
 
 Array = np.ndarray[Any, Any]
+# No file the reference process writes may exceed every buffer of a case together.
+FILE_LIMIT = MAX_TOTAL_BYTES + (1 << 30)
+STDERR_TAIL = 600
 
 
 class ReferenceError(Exception):
     """The reference cannot be loaded, raised an error, or returned something unusable."""
 
 
-def load_reference(path: Path) -> Callable[..., Any]:
-    """The `reference` function defined in a Python file."""
-    module_spec = importlib.util.spec_from_file_location(f"ks_reference_{abs(hash(path))}", path)
-    if module_spec is None or module_spec.loader is None:
-        raise ReferenceError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(module_spec)
+def time_limit() -> float:
+    """Seconds the reference may take to load, and for each call."""
+    value = settings.REFERENCE_TIMEOUT.get()
     try:
-        module_spec.loader.exec_module(module)
-    except Exception as error:
-        raise ReferenceError(f"{path.name} failed to load: {type(error).__name__}: {error}") \
-            from None
-    function = getattr(module, "reference", None)
-    if not callable(function):
-        raise ReferenceError(f"{path.name} defines no function `reference(**inputs)`")
-    return function  # type: ignore[no-any-return]
+        seconds = float(value) if value else settings.REFERENCE_TIME_LIMIT_S
+    except ValueError:
+        seconds = settings.REFERENCE_TIME_LIMIT_S
+    return seconds if math.isfinite(seconds) and seconds > 0 else settings.REFERENCE_TIME_LIMIT_S
 
 
-def _last_frame(error: BaseException) -> str:
-    """Where in the reference an error happened, for the message."""
-    frames = traceback.extract_tb(error.__traceback__)
-    return f" (line {frames[-1].lineno})" if frames else ""
+def check_location(path: Path, folder: Path) -> Path:
+    """The reference's real path; ReferenceError when it is missing or lies outside the spec's
+    folder (a link leading elsewhere would run code the folder does not hold)."""
+    if not path.is_file():
+        raise ReferenceError(f"{path.name}: the reference file does not exist in {folder}")
+    real, home = path.resolve(), folder.resolve()
+    if not real.is_relative_to(home):
+        raise ReferenceError(f"{path.name} is a link to {real}, outside the spec's folder "
+                             f"{home}; copy the reference into the folder instead")
+    return real
+
+
+def _scratch_parent() -> str | None:
+    """Memory-backed /dev/shm where everyone may write there, else the usual temporary folder."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and shm.stat().st_mode & 0o002 else None
+
+
+def _child_command(real: Path, folder: Path, scratch: Path, env: dict[str, str]) -> list[str]:
+    """The reference process's command line, sandboxed when a sandbox can be had."""
+    command = [sys.executable, "-m", "app.engine.verify.reference_child", str(real), str(scratch)]
+    if not sandbox.available()[0]:
+        return command
+    limits = sandbox.Limits(data=sandbox.memory_share(), cpu_seconds=3600,
+                            file_size=FILE_LIMIT, open_files=256)
+    box = sandbox.Sandbox(read_only=[*sandbox.python_paths(), folder.resolve()],
+                          writable=[scratch], limits=limits, cwd=scratch, env=env)
+    return box.command(command)
+
+
+def _stop(process: subprocess.Popen[bytes], scratch: Path, stderr: IO[bytes]) -> None:
+    """Kill the process's whole session and remove the scratch folder (also at collection)."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            process.kill()
+    process.wait()
+    for stream in (process.stdin, process.stdout, stderr):
+        if stream is not None:
+            stream.close()
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+class Reference:
+    """A loaded reference in its own process: call it like the `reference` function."""
+
+    def __init__(self, path: Path, folder: Path | None = None,
+                 scratch_parent: Path | None = None) -> None:
+        """Check where the file lies and start the process loading it (wait() for that)."""
+        self.name = path.name
+        folder = folder or path.parent
+        real = check_location(path, folder)
+        self.limit = time_limit()
+        self.sandboxed = sandbox.available()[0]
+        self.scratch = Path(tempfile.mkdtemp(prefix="reference-",
+                                             dir=str(scratch_parent or _scratch_parent())))
+        self._stderr = tempfile.TemporaryFile()
+        self._pending = b""
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+        self.process = subprocess.Popen(
+            _child_command(real, folder, self.scratch, env), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self._stderr, start_new_session=True, env=env,
+            cwd=str(self.scratch))
+        self._finalizer = weakref.finalize(self, _stop, self.process, self.scratch, self._stderr)
+        self._loaded = False
+
+    def wait(self) -> None:
+        """Wait until the process has loaded the file (ReferenceError when it could not)."""
+        if self._loaded:
+            return
+        try:
+            self._reply("loading it")
+        except ReferenceError:
+            self.close()
+            raise
+        self._loaded = True
+
+    def __call__(self, **arguments: Any) -> dict[str, Array]:
+        """The outputs the reference returns for these inputs (arrays) and scalars."""
+        self.wait()
+        arrays: dict[str, str] = {}
+        scalars: dict[str, Any] = {}
+        for index, (name, value) in enumerate(arguments.items()):
+            if isinstance(value, np.ndarray):
+                arrays[name] = f"in-{index}.npy"
+                np.save(self.scratch / arrays[name], value, allow_pickle=False)
+            else:
+                scalars[name] = value
+        self._send({"arrays": arrays, "scalars": scalars})
+        reply = self._reply("computing the outputs")
+        return {str(name): self._output(str(file)) for name, file in
+                dict(reply.get("outputs", {})).items()}
+
+    def _output(self, file: str) -> Array:
+        """One output file the reference wrote, read as data only."""
+        path = self.scratch / Path(file).name
+        try:
+            array: Array = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise ReferenceError(f"{self.name}: an output could not be read back: {error}") \
+                from None
+        return array
+
+    def _send(self, message: dict[str, Any]) -> None:
+        """One request line; a process that is gone is a ReferenceError."""
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write((json.dumps(message) + "\n").encode())
+            self.process.stdin.flush()
+        except OSError:
+            raise ReferenceError(self._ended("computing the outputs")) from None
+
+    def _reply(self, doing: str) -> dict[str, Any]:
+        """The next reply, within the time limit; a failure reply is a ReferenceError."""
+        line = self._read_line(doing)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            raise ReferenceError(f"{self.name}: the reference process sent garbage") from None
+        if not isinstance(reply, dict) or not reply.get("ok"):
+            message = reply.get("message") if isinstance(reply, dict) else None
+            raise ReferenceError(f"{self.name}: {message or 'the reference failed'}")
+        return reply
+
+    def _read_line(self, doing: str) -> bytes:
+        """Read until a whole line arrives; kill the process at the deadline."""
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + self.limit
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.process.stdout, selectors.EVENT_READ)
+            while b"\n" not in self._pending:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self.close()
+                    raise ReferenceError(f"{self.name}: the reference took more than "
+                                         f"{self.limit:g} s {doing} and was stopped")
+                if selector.select(remaining):
+                    chunk = os.read(self.process.stdout.fileno(), 1 << 16)
+                    if not chunk:
+                        raise ReferenceError(self._ended(doing))
+                    self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line
+
+    def _ended(self, doing: str) -> str:
+        """Why the process is gone: its exit status and the end of what it printed."""
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.close()
+            code = self.process.returncode
+        code = sandbox.exit_status(code) if self.sandboxed else code
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        self._stderr.seek(0)
+        tail = self._stderr.read()[-STDERR_TAIL:].decode("utf-8", "replace").strip()
+        return (f"{self.name}: the reference process ended ({how}) while {doing}"
+                + (f": {tail}" if tail else ""))
+
+    def close(self) -> None:
+        """Stop the process and remove its scratch folder."""
+        self._finalizer()
+
+    def __enter__(self) -> Reference:
+        """Use as a context manager."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close on exit."""
+        self.close()
+
+
+def load_reference(path: Path, folder: Path | None = None, scratch_parent: Path | None = None,
+                   wait: bool = True) -> Reference:
+    """The reference of a file, loaded in its own process (`folder`: the spec's folder, by
+    default the file's own). With `wait=False` the loading goes on while the caller does other
+    work; the first call, or wait(), reports whether it worked."""
+    reference = Reference(path, folder, scratch_parent)
+    if wait:
+        reference.wait()
+    return reference
 
 
 def expected_outputs(function: Callable[..., Any], spec: Spec, resolved: Resolved,
@@ -55,28 +243,31 @@ def expected_outputs(function: Callable[..., Any], spec: Spec, resolved: Resolve
     """Call the reference with copies of the inputs and the scalars; check what it returns."""
     arguments: dict[str, Any] = {name: array.copy() for name, array in inputs.items()}
     arguments.update(resolved.scalars)
+    name = getattr(function, "name", "the reference")
     try:
         returned = function(**arguments)
-    except Exception as error:
-        raise ReferenceError(f"the reference raised {type(error).__name__}: {error}"
-                             f"{_last_frame(error)}") from None
+    except ReferenceError:
+        raise
+    except Exception as error:  # a reference called in this process (tests do)
+        raise ReferenceError(f"the reference raised {type(error).__name__}: {error}") from None
     if not isinstance(returned, dict):
-        raise ReferenceError(f"the reference must return a dict of outputs, not "
+        raise ReferenceError(f"{name}: the reference must return a dict of outputs, not "
                              f"{type(returned).__name__}")
-    return {arg.name: _shaped(returned, arg.name, resolved.shapes[arg.name], arg.dtype)
+    return {arg.name: _shaped(returned, name, arg.name, resolved.shapes[arg.name], arg.dtype)
             for arg in spec.args if arg.kind in ("out", "inout")}
 
 
-def _shaped(returned: dict[str, Any], name: str, shape: tuple[int, ...], dtype: str) -> Array:
+def _shaped(returned: dict[str, Any], file: str, name: str, shape: tuple[int, ...],
+            dtype: str) -> Array:
     """One returned output as an array of the spec's shape."""
     if name not in returned:
-        raise ReferenceError(f"the reference returned no value for output {name!r} "
+        raise ReferenceError(f"{file}: the reference returned no value for output {name!r} "
                              f"(it returned: {', '.join(map(str, returned)) or 'nothing'})")
     array = np.asarray(returned[name])
     if array.size != math.prod(shape):
-        raise ReferenceError(f"the reference returned {array.size} element(s) for {name!r}; "
-                             f"the spec's shape {shape} has {math.prod(shape)}")
-    if array.dtype.kind not in "biufV":
-        raise ReferenceError(f"the reference returned {array.dtype} data for {name!r}; "
+        raise ReferenceError(f"{file}: the reference returned {array.size} element(s) for "
+                             f"{name!r}; the spec's shape {shape} has {math.prod(shape)}")
+    if array.dtype.kind not in "biuf":
+        raise ReferenceError(f"{file}: the reference returned {array.dtype} data for {name!r}; "
                              f"expected numbers ({dtype})")
     return array.reshape(shape)

@@ -3,6 +3,13 @@
 The parent never hangs on a worker: every read has a deadline, a worker past its deadline has
 its whole process group killed, and a worker that reported a device error or died is never
 used again; `WorkerHandle.ensure()` starts a fresh one for the next request.
+
+A cpu worker runs kernels as native code, so where a sandbox can be had (app.sandbox) it runs
+inside one from its start: it reads the toolchain, Python, the build cache and one kernel's
+folder, and writes only its session folder. Its kernel libraries are built here, before the
+load request, by a sandboxed compiler (cpu.build.prebuild), so the worker never writes the
+cache that later workers load from; a load that names another kernel folder gets a fresh
+worker that can read that folder.
 """
 
 from __future__ import annotations
@@ -19,11 +26,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from app import paths, sandbox
+from app.cases import MAX_TOTAL_BYTES
 from app.engine.worker import protocol
+from app.engine.worker.backends.base import BackendError
+from app.engine.worker.backends.cpu import build, toolchain
 from app.paths import ROOT
 
 POLL_SECONDS = 0.05
 STDERR_TAIL = 2000
+START_SECONDS = 60.0
+# A backstop only (the parent's deadlines govern): a warm worker adds up the CPU time of every
+# launch on every thread.
+WORKER_CPU_SECONDS = 24 * 3600
+# No file a sandboxed worker writes may exceed every buffer of a case together.
+FILE_LIMIT = MAX_TOTAL_BYTES + (1 << 30)
 
 
 class WorkerFault(Exception):
@@ -63,13 +80,15 @@ class Worker:
         self._next_id = 1
         self._stderr: IO[bytes] | None = None
         self.stderr_path: Path | None = None
+        # The kernel folder a sandboxed worker may read (it cannot be changed once started).
+        self.readable: Path | None = None
 
     @property
     def alive(self) -> bool:
         """Whether the process is running and still trusted."""
         return self.process is not None and self.process.poll() is None
 
-    def start(self, timeout: float = 60.0) -> dict[str, Any]:
+    def start(self, timeout: float = START_SECONDS) -> dict[str, Any]:
         """Launch the process and greet it; WorkerFault("start") when it cannot serve."""
         command = [*self.wrapper, sys.executable, "-m", "app.engine.worker.server",
                    "--backend", self.backend, "--device", str(self.device)]
@@ -78,6 +97,10 @@ class Worker:
         self._stderr = os.fdopen(handle, "wb")
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+        if self.sandboxed:
+            env["KERNEL_STUDIO_CACHE"] = str(paths.cache_dir())  # its HOME is its scratch
+            command = self._sandbox(env).command(command)
+        self._pending = b""
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             start_new_session=True, env=env, cwd=str(ROOT))
@@ -93,9 +116,46 @@ class Worker:
         self.info = reply
         return reply
 
+    @property
+    def sandboxed(self) -> bool:
+        """Whether this worker runs inside a sandbox: the cpu backend runs kernels' host code,
+        so it does wherever one can be had (a GPU's device code cannot reach the host)."""
+        return self.backend == "cpu" and not self.wrapper and sandbox.available()[0]
+
+    def _sandbox(self, env: dict[str, str]) -> sandbox.Sandbox:
+        """The cpu worker's sandbox: reads Python, the build cache and its kernel's folder,
+        writes its session folder only."""
+        cache = toolchain.cache_folder()
+        cache.mkdir(parents=True, exist_ok=True)
+        readable = [*sandbox.python_paths(), cache, *([self.readable] if self.readable else [])]
+        limits = sandbox.Limits(data=sandbox.memory_share(), cpu_seconds=WORKER_CPU_SECONDS,
+                                file_size=FILE_LIMIT, open_files=1024, processes=1024)
+        return sandbox.Sandbox(read_only=readable, writable=[self.log_dir], limits=limits,
+                               cwd=self.log_dir, env=env)
+
+    def _before_load(self, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        """For a cpu worker: a worker that can read the kernel's folder, and the kernel's
+        library built here (a failure reply when it cannot be). None: go ahead."""
+        folder = message.get("source_dir")
+        if self.sandboxed and folder and Path(folder) != self.readable:
+            self.close()
+            self.readable = Path(folder)
+            self.loaded.clear()
+            self.start(max(timeout, START_SECONDS))
+        try:
+            build.prebuild(message)
+        except BackendError as error:
+            return protocol.failure(-1, error.kind, str(error), False)
+        return None
+
     def request(self, message: dict[str, Any], timeout: float,
                 cancel: threading.Event | None = None) -> dict[str, Any]:
-        """Send one request and wait for its reply, at most `timeout` seconds."""
+        """Send one request and wait for its reply, at most `timeout` seconds (a cpu worker's
+        load builds the kernel first, which does not count)."""
+        if self.backend == "cpu" and message.get("op") == "load":
+            refused = self._before_load(message, timeout)
+            if refused is not None:
+                return refused
         if not self.alive or self.process is None or self.process.stdin is None:
             raise WorkerFault("crash", "the worker is not running")
         request_id = self._next_id
@@ -146,6 +206,8 @@ class Worker:
             self.kill()
             returncode = self.process.returncode
         tail = self.stderr_tail()
+        if self.sandboxed:
+            returncode = sandbox.exit_status(returncode)
         return f"the worker died ({_signal_name(returncode)})" + (f": {tail}" if tail else "")
 
     def stderr_tail(self) -> str:
@@ -191,6 +253,7 @@ class Worker:
         for stream in (self._stderr,):
             if stream is not None:
                 stream.close()
+        self._stderr = None
         if self.stderr_path is not None:
             self.stderr_path.unlink(missing_ok=True)
 
@@ -208,14 +271,21 @@ class WorkerHandle:
         self.worker: Worker | None = None
         self.starts = 0
 
-    def ensure(self, timeout: float = 60.0) -> Worker:
-        """The live worker, starting a fresh one when needed."""
-        if self.worker is None or not self.worker.alive:
-            if self.worker is not None:
-                self.worker.close()
+    def ensure(self, timeout: float = START_SECONDS, readable: Path | None = None) -> Worker:
+        """The live worker, starting a fresh one when needed. `readable`: the kernel folder
+        the next load will name, so that a sandboxed worker is started able to read it (a
+        worker that cannot is replaced now rather than at the load)."""
+        worker = self.worker
+        stale = (worker is not None and readable is not None and worker.sandboxed
+                 and worker.readable != readable)
+        if worker is None or not worker.alive or stale:
+            if worker is not None:
+                worker.close()
             self.worker = Worker(self.backend, self.device, self.wrapper, self.log_dir)
+            self.worker.readable = readable
             self.starts += 1
             self.worker.start(timeout)
+        assert self.worker is not None
         return self.worker
 
     def close(self) -> None:

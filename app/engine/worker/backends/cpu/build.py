@@ -14,14 +14,17 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.engine.worker.backends.base import BackendError
-from app.engine.worker.backends.cpu import imports, source, toolchain
+from app.engine.worker.backends.cpu import imports, sealed, source, toolchain
 from app.engine.worker.backends.cpu.toolchain import Toolchain
 from app.fsutil import atomic_write_text
 
 # Files whose lines are never the user's, when scanning preprocessed code.
 SYSTEM_PREFIXES = ("/usr/", "/lib/", "/opt/", "/Library/", "/Applications/")
+# Headers larger than this are not hashed (nor, then, trusted from a record): no real one is.
+HEADER_LIMIT = 64 << 20
 
 LAUNCHER = """
 static void ks_entry_invoke(void** args) {{ ks_invoke(&({entry}), args); }}
@@ -89,11 +92,8 @@ def refuse_unsupported(preprocessed: str) -> None:
 
 
 def _digest(path: str) -> str | None:
-    """A file's content hash, or None when it cannot be read."""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
+    """A header's content hash, or None when it is not a readable regular file."""
+    return sealed.digest(Path(path), HEADER_LIMIT, follow=True)
 
 
 def _manifest(compiler: Toolchain, unit: str, flags: list[str], source_dir: str | None) -> Path:
@@ -105,23 +105,28 @@ def _manifest(compiler: Toolchain, unit: str, flags: list[str], source_dir: str 
 
 def _recorded_library(manifest: Path) -> Path | None:
     """The library a previous build recorded, when every file it read is unchanged (so that a
-    warm start skips even the preprocessor)."""
+    warm start skips even the preprocessor), and the library is one of the cache's own names
+    with the content its record and its seal say. Anything else: None, and a fresh build."""
     try:
         record = json.loads(manifest.read_text())
-        library = toolchain.cache_folder() / str(record["library"])
-        files = dict(record["files"])
-    except (OSError, ValueError, KeyError, TypeError):
+        library = sealed.confined(toolchain.cache_folder(), record["library"])
+        expected, files = record["sha256"], dict(record["files"])
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
-    if not library.exists() or any(_digest(f) != d for f, d in files.items()):
+    if library is None or not isinstance(expected, str) or not sealed.intact(library, expected):
+        return None
+    if any(_digest(str(f)) != d for f, d in files.items()):
         return None
     return library
 
 
 def _record(manifest: Path, library: Path, preprocessed: str, source_path: str) -> None:
-    """Remember which library this unit built and the files (headers included) it read."""
+    """Remember which library this unit built, its digest, and the files (headers included)
+    it read."""
     skip = SYSTEM_PREFIXES + (str(toolchain.NATIVE),)
     files = source.included_files(preprocessed, skip) - {source_path}
-    record = {"library": library.name, "files": {f: _digest(f) for f in sorted(files)}}
+    record = {"library": library.name, "sha256": sealed.digest(library),
+              "files": {f: _digest(f) for f in sorted(files)}}
     atomic_write_text(manifest, json.dumps(record, indent=1))
 
 
@@ -143,3 +148,24 @@ def build(compiler: Toolchain, text: str, source_path: str, source_dir: str | No
         _record(manifest, library, preprocessed, source_path)
     imports.check_imports(library)  # cached libraries too: they may predate the check
     return BuiltKernel(library, entry, source.launch_bounds(text, entry))
+
+
+def prebuild(message: dict[str, Any]) -> None:
+    """Build the library of a `load` request in the parent, before the worker sees it: the
+    compilers run in their own sandboxes, and the cache is written only by this process, never
+    by a worker that has loaded some kernel's code. BackendError when it cannot be built (the
+    worker would report the same)."""
+    source_path = message.get("source_path")
+    if not source_path:
+        return  # the worker says what is missing
+    compiler = toolchain.find_toolchain()
+    if compiler is None:
+        raise BackendError("unsupported", toolchain.missing_compiler() or "no host compiler")
+    try:
+        text = Path(source_path).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise BackendError("bad_request", f"cannot read the kernel {source_path}: {error}") \
+            from None
+    toolchain.runtime_library(compiler)
+    build(compiler, text, source_path, message.get("source_dir"),
+          [str(o) for o in message.get("options", [])], str(message.get("entry", "")))

@@ -19,8 +19,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import paths, settings
+from app import paths, sandbox, settings
 from app.engine.worker.backends.base import BackendError
+from app.engine.worker.backends.cpu import sealed
 from app.fsutil import atomic_write_bytes
 
 NATIVE = Path(__file__).resolve().parent / "native"
@@ -32,6 +33,8 @@ RUNTIME_FLAGS = (*COMMON_FLAGS, "-shared", "-pthread", "-fvisibility=hidden")
 KERNEL_FLAGS = (*COMMON_FLAGS, "-shared", "-fvisibility=hidden", "-fno-exceptions")
 LAUNCHER_FILE = "<kernel-studio launcher>"
 COMPILE_TIMEOUT = settings.HOST_COMPILE_TIME_LIMIT_S
+COMPILER_MEMORY = 4 << 30  # address space of one compiler process
+COMPILER_FILE_LIMIT = 1 << 30
 # Compilers tried in order when KERNEL_STUDIO_CXX does not name one.
 CANDIDATES = ("g++", "c++", "clang++")
 
@@ -90,8 +93,30 @@ def _key(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 
 
-def _run(command: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the compiler; a compiler that hangs or cannot start is a backend failure."""
+def _compiler_home(path: str) -> list[Path]:
+    """The installation of a compiler outside /usr (KERNEL_STUDIO_CXX may name one)."""
+    home = Path(path).resolve().parent.parent
+    return [] if str(home).startswith("/usr") else [home]
+
+
+def _contained(command: list[str], readable: list[Path], writable: list[Path]) -> list[str]:
+    """The compiler's command inside a sandbox, where one can be had: it reads the toolchain,
+    the emulation's headers and `readable`, and writes only `writable` (the kernel's source
+    may ask it to include anything, and it would)."""
+    if not sandbox.available()[0]:
+        return command
+    limits = sandbox.Limits(address_space=COMPILER_MEMORY, cpu_seconds=int(2 * COMPILE_TIMEOUT),
+                            file_size=COMPILER_FILE_LIMIT, open_files=256, processes=64)
+    box = sandbox.Sandbox(read_only=[NATIVE, *_compiler_home(command[0]), *readable],
+                          writable=writable, limits=limits, cwd=writable[0] if writable else "/",
+                          env={**os.environ, "LC_ALL": "C"})
+    return box.command(command)
+
+
+def _run(command: list[str], stdin: str | None = None, readable: tuple[Path, ...] = (),
+         writable: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """Run the compiler (sandboxed); one that hangs or cannot start is a backend failure."""
+    command = _contained(command, list(readable), list(writable))
     try:
         return subprocess.run(command, input=stdin, capture_output=True, text=True,
                               timeout=COMPILE_TIMEOUT, env={**os.environ, "LC_ALL": "C"})
@@ -107,10 +132,11 @@ def _build(command: list[str], target: Path, stdin: str | None = None) -> str:
     compiler's messages when it failed, else an empty string."""
     with tempfile.TemporaryDirectory(prefix="ks-cpu-") as folder:
         output = Path(folder) / "out.so"
-        result = _run([*command, "-o", str(output)], stdin)
+        result = _run([*command, "-o", str(output)], stdin, writable=(Path(folder),))
         if result.returncode != 0 or not output.exists():
             return result.stderr or f"the host compiler exited with {result.returncode}"
         atomic_write_bytes(target, output.read_bytes())
+        sealed.seal(target)
     return ""
 
 
@@ -128,7 +154,7 @@ def runtime_library(toolchain: Toolchain) -> Path:
     flags = runtime_flags()
     key = _key(toolchain.version, native_digest(), " ".join(flags))
     target = cache_folder() / f"runtime-{key}.so"
-    if target.exists():
+    if sealed.intact(target):  # a library that is missing, unsealed or changed is rebuilt
         return target
     sources = [str(NATIVE / "runtime" / name) for name in RUNTIME_SOURCES]
     problem = _build([toolchain.path, *flags, *sources, "-ldl"], target)
@@ -162,7 +188,7 @@ def preprocess(toolchain: Toolchain, wrapper: str, source_dir: str | None,
     if source_dir:
         includes.insert(0, f"-iquote{source_dir}")
     result = _run([toolchain.path, *COMMON_FLAGS, *flags, *includes, "-E", "-x", "c++", "-"],
-                  wrapper)
+                  wrapper, readable=(Path(source_dir),) if source_dir else ())
     return (result.stdout, "") if result.returncode == 0 else ("", result.stderr)
 
 
@@ -172,7 +198,7 @@ def kernel_library(toolchain: Toolchain, preprocessed: str, flags: list[str]) ->
     key = _key(toolchain.version, native_digest(), " ".join(KERNEL_FLAGS), " ".join(flags),
                preprocessed)
     target = cache_folder() / f"kernel-{key}.so"
-    if target.exists():
+    if sealed.intact(target):  # a library that is missing, unsealed or changed is rebuilt
         return target, ""
     command = [toolchain.path, *KERNEL_FLAGS, *flags, "-x", "c++-cpp-output", "-"]
     return target, _build(command, target, preprocessed)

@@ -1,0 +1,306 @@
+"""A sandbox for code that came with a spec: Linux namespaces through bubblewrap (bwrap) and
+resource limits through prlimit, both well-kept tools, nothing home-made.
+
+A sandboxed process gets new user, pid, network, ipc, uts and cgroup namespaces (so no network
+at all and no view of other processes), a new session, no capabilities, and it is killed when
+the process that started it dies. Its file system is built from nothing: read-only binds of
+the toolchain (/usr, the /lib links, the dynamic linker's configuration) and of the folders
+the caller names, a private /tmp and /dev/shm of bounded size, /proc, a minimal /dev, and the
+writable folders the caller names, which are the only places it can change. Limits on the
+address space or data size, CPU seconds, file size, open files and processes come from
+prlimit, applied inside the namespaces (where the process count is the sandbox's own).
+
+`available()` says whether this works here, and why not; `Sandbox(...).command(argv)` is the
+command line that runs `argv` inside one. Callers decide what runs where no sandbox can be had
+(app.trust).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app import settings
+
+# Set inside every sandbox: a process there cannot make another (user namespaces are off), so
+# code that would wrap a command in a sandbox runs it directly: it is contained already.
+INSIDE_VARIABLE = "KERNEL_STUDIO_IN_SANDBOX"
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+                "/etc/localtime")
+# Variables a sandboxed program may see; everything else (tokens, proxies, ...) stays out.
+PASSED_VARIABLES = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONHASHSEED",
+                    "PYTHONDONTWRITEBYTECODE", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH")
+PASSED_PREFIXES = ("LC_", "KERNEL_STUDIO_", "OMP_", "OPENBLAS_", "MKL_", "HF_", "NVIDIA_")
+PROBE_TIMEOUT = 20.0
+LIMIT_WORDS = "memory, CPU seconds, file size, open files and processes"
+# Ways to make the namespaces, tried in order: a user namespace whose processes cannot make
+# another (bubblewrap 0.8 and later), a user namespace, and none (bwrap then needs privileges).
+COMMON_FLAGS = ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+                "--hostname", "kernel-studio-sandbox")
+NAMESPACE_FLAGS = ((*COMMON_FLAGS, "--unshare-user", "--disable-userns"),
+                   (*COMMON_FLAGS, "--unshare-user"), COMMON_FLAGS)
+MIB = 1 << 20
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of a sandboxed process (None: leave the limit as it is)."""
+
+    address_space: int | None = None  # bytes of virtual memory (RLIMIT_AS)
+    data: int | None = None  # bytes of writable private memory (RLIMIT_DATA)
+    cpu_seconds: int | None = None
+    file_size: int | None = None  # bytes, for any one file it writes
+    open_files: int | None = 1024
+    processes: int | None = 512  # threads count too
+
+    def prlimit_options(self) -> list[str]:
+        """prlimit's options for these limits, never above the hard limits this process has
+        (a process without privileges cannot raise them, and prlimit would fail)."""
+        wanted = [("as", resource.RLIMIT_AS, self.address_space),
+                  ("data", resource.RLIMIT_DATA, self.data),
+                  ("cpu", resource.RLIMIT_CPU, self.cpu_seconds),
+                  ("fsize", resource.RLIMIT_FSIZE, self.file_size),
+                  ("nofile", resource.RLIMIT_NOFILE, self.open_files),
+                  ("nproc", resource.RLIMIT_NPROC, self.processes)]
+        options = ["--core=0"]
+        for name, which, value in wanted:
+            if value is not None:
+                hard = resource.getrlimit(which)[1]
+                value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+                options.append(f"--{name}={value}:{value}")
+        return options
+
+    def describe(self) -> str:
+        """The limits in words, for the doctor."""
+        parts = [("address space", self.address_space, GIB, "GiB"),
+                 ("data", self.data, GIB, "GiB"), ("CPU", self.cpu_seconds, 1, "s"),
+                 ("file size", self.file_size, GIB, "GiB"), ("open files", self.open_files, 1, ""),
+                 ("processes", self.processes, 1, "")]
+        return ", ".join(f"{name} {value / unit:g}{(' ' + word) if word else ''}"
+                         for name, value, unit, word in parts if value is not None)
+
+
+def memory_share(fraction: float = 0.75) -> int:
+    """A share of this machine's physical memory, in bytes (at least 2 GiB)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        total = 8 * GIB
+    return max(2 * GIB, int(total * fraction))
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """What the probe found: whether sandboxes work here, how, and why not."""
+
+    ok: bool
+    reason: str
+    bwrap: str = ""
+    version: str = ""
+    flags: tuple[str, ...] = ()
+    prlimit: str = ""
+
+    @property
+    def user_namespace(self) -> bool:
+        """Whether sandboxes get a user namespace of their own."""
+        return "--unshare-user" in self.flags
+
+    def describe(self) -> str:
+        """One line for the doctor."""
+        if not self.ok:
+            return f"none: {self.reason}"
+        user = "user, " if self.user_namespace else ""
+        return (f"{self.version} ({self.bwrap}): namespaces {user}pid, net, ipc, uts; "
+                f"rlimits through {self.prlimit}")
+
+
+def inside() -> bool:
+    """Whether this process runs inside a Kernel Studio sandbox."""
+    return os.environ.get(INSIDE_VARIABLE) == "1"
+
+
+def exit_status(returncode: int) -> int:
+    """A sandboxed program's exit status as Popen reports it for a program run directly:
+    bubblewrap exits with 128 + N when its program was killed by signal N."""
+    return -(returncode - 128) if 128 < returncode < 128 + 65 else returncode
+
+
+def _bwrap_path() -> str | None:
+    """The bubblewrap program: KERNEL_STUDIO_BWRAP, else bwrap on the PATH."""
+    named = settings.BWRAP.get()
+    if named:
+        return named if os.access(named, os.X_OK) else None
+    return shutil.which("bwrap")
+
+
+def _version(bwrap: str) -> str:
+    """`bwrap --version`'s line."""
+    try:
+        done = subprocess.run([bwrap, "--version"], capture_output=True, text=True,
+                              timeout=PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "bubblewrap (version unknown)"
+    return done.stdout.strip() or "bubblewrap (version unknown)"
+
+
+def _try(bwrap: str, prlimit: str, flags: tuple[str, ...]) -> str:
+    """Run `true` in a sandbox made with these namespace flags: '' when it worked, else
+    bwrap's complaint."""
+    box = Sandbox(limits=Limits(address_space=GIB, cpu_seconds=10))
+    true = shutil.which("true") or "/bin/true"
+    command = box.command([true], _mode=(bwrap, prlimit, flags))
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PROBE_TIMEOUT,
+                              check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return str(error)
+    return "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
+
+
+@functools.cache
+def probe() -> Isolation:
+    """Find out, once per process, whether and how sandboxes can be made here. A new user
+    namespace is tried first; where that is refused (some hosts forbid them, even to root),
+    the other namespaces alone are tried, which needs bwrap to run with privileges."""
+    if settings.SANDBOX.get() == "none":
+        return Isolation(False, "turned off by KERNEL_STUDIO_SANDBOX=none")
+    if inside():
+        return Isolation(False, "already inside a sandbox, which contains whatever runs here")
+    if not sys.platform.startswith("linux"):
+        return Isolation(False, f"sandboxes need Linux namespaces; this is {sys.platform}")
+    bwrap, prlimit = _bwrap_path(), shutil.which("prlimit")
+    if bwrap is None:
+        return Isolation(False, "bubblewrap is not installed (Debian and Ubuntu: apt-get "
+                         "install bubblewrap; or set KERNEL_STUDIO_BWRAP to its path)")
+    if prlimit is None:
+        return Isolation(False, "prlimit (util-linux) is not installed")
+    complaints = []
+    for flags in NAMESPACE_FLAGS:
+        complaint = _try(bwrap, prlimit, flags)
+        if not complaint:
+            return Isolation(True, "", bwrap, _version(bwrap), flags, prlimit)
+        complaints.append(complaint)
+    return Isolation(False, f"bubblewrap cannot make namespaces here ({complaints[0]})", bwrap)
+
+
+def available() -> tuple[bool, str]:
+    """(True, '') when sandboxes work here, else (False, why not)."""
+    found = probe()
+    return found.ok, found.reason
+
+
+def _existing(paths: Iterable[Path | str]) -> list[Path]:
+    """Absolute paths that exist, without duplicates, in order."""
+    seen: dict[str, Path] = {}
+    for path in paths:
+        absolute = Path(os.path.abspath(path))
+        if absolute.exists() and str(absolute) not in seen:
+            seen[str(absolute)] = absolute
+    return list(seen.values())
+
+
+def python_paths() -> list[Path]:
+    """What a Python process of this installation needs to read: the interpreter's
+    installation, the virtual environment, the package folders on sys.path and PYTHONPATH,
+    and the `app` package itself (never the rest of a checkout)."""
+    app_package = Path(__file__).resolve().parent
+    checkout = app_package.parent
+    entries = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent,
+               app_package]
+    python_path = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    for entry in [*sys.path, *python_path]:
+        if entry and Path(entry).is_dir() and Path(entry).resolve() != checkout:
+            if "site-packages" in entry or "dist-packages" in entry or entry in python_path:
+                entries.append(Path(entry))
+    return _existing(entries)
+
+
+def toolchain_paths() -> list[Path]:
+    """CUDA outside /usr (CUDA_HOME, /opt/cuda), when there is one."""
+    candidates = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", ""), "/opt/cuda"]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        candidates.append(str(Path(nvcc).resolve().parent.parent))
+    return [p for p in _existing(c for c in candidates if c) if not str(p).startswith("/usr/")]
+
+
+def _system_mounts() -> list[str]:
+    """/usr read-only, the /bin and /lib entries as the host has them, the linker's files."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for entry in SYSTEM_LINKS:
+        if os.path.islink(entry):
+            args += ["--symlink", os.readlink(entry), entry]
+        elif os.path.isdir(entry):
+            args += ["--ro-bind", entry, entry]
+    for entry in SYSTEM_FILES:
+        args += ["--ro-bind-try", entry, entry]
+    return args
+
+
+def _environment(home: str, env: Mapping[str, str]) -> list[str]:
+    """--clearenv, then the variables of `env` a sandboxed program may see."""
+    args = ["--clearenv"]
+    for name, value in env.items():
+        if name in PASSED_VARIABLES or name.startswith(PASSED_PREFIXES):
+            args += ["--setenv", name, value]
+    return args + ["--setenv", "HOME", home, "--setenv", "TMPDIR", "/tmp",
+                   "--setenv", INSIDE_VARIABLE, "1"]
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A sandbox that sees the system's toolchain plus `read_only`, and may write only in
+    `writable` (and its private /tmp and /dev/shm)."""
+
+    read_only: Sequence[Path | str] = ()
+    writable: Sequence[Path | str] = ()
+    limits: Limits = field(default_factory=Limits)
+    cwd: Path | str | None = None
+    tmp_bytes: int = 1 * GIB
+    shm_bytes: int = 64 * MIB
+    # The environment to pass on, filtered (default: this process's).
+    env: Mapping[str, str] | None = None
+
+    def command(self, argv: Sequence[str],
+                _mode: tuple[str, str, tuple[str, ...]] | None = None) -> list[str]:
+        """The command line that runs `argv` inside this sandbox (call only when available()
+        says yes; `_mode` is the probe's own way in)."""
+        if _mode is None:
+            found = probe()
+            if not found.ok:
+                raise RuntimeError(f"no sandbox can be made here: {found.reason}")
+            _mode = (found.bwrap, found.prlimit, found.flags)
+        bwrap, prlimit, flags = _mode
+        writable = _existing(self.writable)
+        home = str(writable[0]) if writable else "/tmp"
+        cwd = os.path.abspath(self.cwd) if self.cwd else home
+        return [bwrap, *flags, *_system_mounts(),
+                *self._private_mounts(), *self._binds(writable), "--remount-ro", "/",
+                *_environment(home, os.environ if self.env is None else self.env),
+                "--chdir", cwd, "--",
+                prlimit, *self.limits.prlimit_options(), "--", *argv]
+
+    def _private_mounts(self) -> list[str]:
+        """/proc, a minimal read-only /dev with a bounded /dev/shm, a bounded /tmp."""
+        return ["--proc", "/proc", "--dev", "/dev",
+                "--size", str(self.shm_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+                "--size", str(self.tmp_bytes), "--tmpfs", "/tmp"]
+
+    def _binds(self, writable: list[Path]) -> list[str]:
+        """Read-only and writable binds, outer folders first so that a folder inside another
+        keeps its own kind."""
+        kinds = {str(p): "--ro-bind" for p in _existing([*self.read_only, *toolchain_paths()])}
+        kinds.update({str(p): "--bind" for p in writable})
+        args: list[str] = []
+        for path in sorted(kinds, key=lambda p: (p.count("/"), p)):
+            args += [kinds[path], path, path]
+        return args
