@@ -15,6 +15,8 @@ from app.assist.answer import Answer
 from app.assist.prompts import Prompt, PromptContext, build_prompt
 from app.assist.session import GenerationOptions, ModelSession
 from app.dtypes import lookup
+from app.engine.verify.runs import Engine, VerifyOptions
+from app.engine.verify.verifier import verify_file
 from app.fsutil import atomic_write_text
 from app.spec import Spec
 
@@ -109,9 +111,6 @@ def write_candidate(spec: Spec, code: str, folder: Path, answer_text: str) -> Pa
 def verify_candidate(spec_path: Path, backend: str, engine: Any,
                      cancel: threading.Event | None) -> tuple[str, str]:
     """(status, message) from the verification engine."""
-    from app.engine.verify.runs import VerifyOptions
-    from app.engine.verify.verifier import verify_file
-
     verdict = verify_file(spec_path, VerifyOptions(backend=backend), engine, cancel)
     return verdict.status, verdict.message
 
@@ -187,6 +186,4 @@ def propose(run: ProposeRun, prompt: Prompt) -> list[Candidate]:
 
 def _engine() -> Any:
     """One verification engine (worker processes) shared by all candidates."""
-    from app.engine.verify.runs import Engine
-
     return Engine()

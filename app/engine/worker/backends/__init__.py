@@ -7,6 +7,7 @@ import importlib
 
 from app import system
 from app.engine.worker.backends.base import Backend, BackendError
+from app.engine.worker.backends.cpu.toolchain import missing_compiler  # loads no native code
 
 # name -> (module, class)
 BACKENDS = {
@@ -40,12 +41,6 @@ def usable(name: str) -> str | None:
             return "pycuda is not installed (pip install -e '.[gpu]')"
         return None
     if name == "cpu":
-        if not system.importable("app.engine.worker.backends.cpu"):
-            return "the CPU emulation backend is not available yet"
-        from app.engine.worker.backends.cpu.toolchain import (
-            missing_compiler,  # loads no native code
-        )
-
         return missing_compiler()
     return None if name in BACKENDS else f"unknown backend {name!r}"
 

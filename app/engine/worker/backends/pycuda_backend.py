@@ -17,6 +17,7 @@ from app.engine.worker.backends.base import (
     LaunchRequest,
     ScalarArg,
 )
+from app.engine.worker.backends.pycuda_timer import time_launches
 from app.engine.worker.timing import TimingPlan, TimingRecord
 
 
@@ -128,8 +129,6 @@ class PycudaBackend(Backend):
     def time(self, requests: list[LaunchRequest], plan: TimingPlan,
              helpers: bytes | None = None) -> TimingRecord:
         """Time launches with CUDA events (app.engine.worker.backends.pycuda_timer)."""
-        from app.engine.worker.backends.pycuda_timer import time_launches
-
         return time_launches(self, requests, plan, helpers)
 
     def close(self) -> None:
