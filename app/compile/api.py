@@ -180,8 +180,17 @@ def plan(source: str, filename: str, folder: Path | None, arch: str, options: Se
                "cwd": str(folder or service.neutral_folder()), "folder": str(folder or ""),
                "options": normalized, "arch": arch, "timeout": timeout,
                "cuda_include_dirs": [str(d) for d in includes.cuda_include_dirs()]}
+    if backend == "nvcc" and folder is not None:
+        request["headers"] = _header_copies(headers, folder)
     return Plan(name, filename, source, folder, arch, backend, normalized,
                 cache.make_key(parts), request)
+
+
+def _header_copies(headers: list[includes.Header], folder: Path) -> dict[str, str]:
+    """The local headers the scan allowed, by path relative to the folder (base64): nvcc gets
+    these copies in its private folder, never the user's folder path."""
+    return {str(h.path.relative_to(folder)): base64.b64encode(h.data).decode()
+            for h in headers}
 
 
 def compile_source(source: str, *, filename: str, folder: Path | None, arch: str | None = None,

@@ -29,6 +29,12 @@ NVCC_ONLY = ("--expt-relaxed-constexpr", "--extended-lambda")
 _OWN_REDEFINITION = re.compile(r'^.*: warning #47-D: incompatible redefinition of macro "\w+" '
                                r'\(declared at line \d+ of ' + re.escape(str(NVRTC_HEADERS)) + "/")
 _REMARK = "Remark: The warnings can be suppressed"
+# nvcc runs cicc, ptxas and the rest through `sh -c` with each argument in double quotes, where
+# these characters still act (seen: -DX=$(touch F) and a file named n$(touch F).cu ran touch).
+_SHELL_ACTIVE = re.compile(r'[$`"\\\n\r\0]')
+NVCC_SOURCE = "kernel_studio_source.cu"
+UNSAFE_TEMP = ("the temporary folder's path holds characters a shell would act on, and nvcc "
+               "runs its tools through a shell: set TMPDIR to a plain path such as /tmp")
 
 
 def make_reply(status: str, **fields: Any) -> dict[str, Any]:
@@ -41,12 +47,6 @@ def make_reply(status: str, **fields: Any) -> dict[str, Any]:
 def _out_of_memory(log: str) -> bool:
     """Whether the compiler said it ran out of memory."""
     return "out of memory" in log.lower() or "std::bad_alloc" in log
-
-
-def _include_flags(request: dict[str, Any]) -> list[str]:
-    """-I for the kernel's folder (first: its headers win), then the CUDA headers."""
-    flags = [f"-I{request['folder']}"] if request.get("folder") else []
-    return flags + [f"-I{d}" for d in request.get("cuda_include_dirs", [])]
 
 
 # -- NVRTC ----------------------------------------------------------------------------------
@@ -149,37 +149,92 @@ def _nvrtc_run(nvrtc: Any, program: Any, options: list[str], compiler: str,
 
 
 def nvcc_compile(request: dict[str, Any]) -> dict[str, Any]:
-    """Compile with nvcc in a private folder. The source is written there after a `#line 1`
-    directive, so every line number and file name nvcc reports is the user's own."""
+    """Compile with nvcc in a private folder that holds the source (under a fixed, harmless
+    name, after a `#line 1` directive naming the user's file, so every line number and file
+    name nvcc reports is the user's own) and copies of the local headers the scan allowed.
+    nvcc runs its tools through a shell, so no argument may hold what a shell interprets."""
     nvcc = system.find_tool("nvcc")
     if nvcc is None:
         return make_reply("backend", message="nvcc is not installed here: use the nvrtc backend")
     compiler = f"nvcc {system.nvcc_version() or '?'}"
+    base = _safe_temp_base()
+    if base is None:
+        return make_reply("backend", compiler=compiler, message=UNSAFE_TEMP)
+    with tempfile.TemporaryDirectory(prefix="kernel-studio-nvcc-", dir=base) as work:
+        problem = _write_inputs(Path(work), request)
+        command = [nvcc, "-cubin", f"-arch={request['arch']}", *ALWAYS, f"-I{work}",
+                   *[f"-I{d}" for d in request.get("cuda_include_dirs", [])],
+                   *_nvcc_options(request, work), "--keep", "--keep-dir", work,
+                   "-o", str(Path(work) / "out.cubin"), str(Path(work) / NVCC_SOURCE)]
+        problem = problem or _shell_active(command)
+        if problem:
+            return make_reply("options", compiler=compiler, message=problem)
+        return _nvcc_run(command, Path(work), request["program_name"], compiler,
+                         float(request["timeout"]))
+
+
+def _safe_temp_base() -> str | None:
+    """The temporary folder, when its path holds nothing a shell interprets (else /tmp)."""
+    for candidate in (tempfile.gettempdir(), "/tmp"):
+        if not _SHELL_ACTIVE.search(candidate) and os.path.isdir(candidate):
+            return candidate
+    return None
+
+
+def _write_inputs(work: Path, request: dict[str, Any]) -> str | None:
+    """Write the source and the header copies into `work`; why not, when a header's name
+    would leave it or take the source's place."""
     name = request["program_name"]
-    with tempfile.TemporaryDirectory(prefix="kernel-studio-nvcc-") as work:
-        source = Path(work) / name
-        quoted = name.replace("\\", "\\\\").replace('"', '\\"')
-        source.write_text(f'#line 1 "{quoted}"\n' + request["source"], encoding="utf-8")
-        command = [nvcc, "-cubin", f"-arch={request['arch']}", *ALWAYS,
-                   *_include_flags(request), *request["options"], "--keep", "--keep-dir", work,
-                   "-o", str(Path(work) / "out.cubin"), str(source)]
-        return _nvcc_run(command, work, source, compiler, float(request["timeout"]))
+    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+    (work / NVCC_SOURCE).write_text(f'#line 1 "{quoted}"\n' + request["source"],
+                                    encoding="utf-8")
+    for relative, data in request.get("headers", {}).items():
+        path = Path(relative)
+        if path.is_absolute() or ".." in path.parts or relative == NVCC_SOURCE:
+            return f"the header {relative!r} cannot be copied for nvcc"
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_bytes(base64.b64decode(data))
+    return None
 
 
-def _nvcc_run(command: list[str], work: str, source: Path, compiler: str,
+def _nvcc_options(request: dict[str, Any], work: str) -> list[str]:
+    """The user's options, with -I folders inside the kernel's folder moved to their copies."""
+    folder = Path(request["folder"]).resolve() if request.get("folder") else None
+    out = []
+    for option in request["options"]:
+        if option.startswith("-I") and folder is not None:
+            inside = Path(option[2:]).resolve()
+            if inside == folder or folder in inside.parents:
+                option = f"-I{Path(work) / inside.relative_to(folder)}"
+        out.append(option)
+    return out
+
+
+def _shell_active(command: list[str]) -> str | None:
+    """Why `command` must not run: an argument with a character nvcc's shell would act on."""
+    for argument in command:
+        if _SHELL_ACTIVE.search(argument):
+            return (f"{argument!r} holds a character that nvcc would hand to a shell "
+                    "($, `, \", \\ or a line break): it is refused")
+    return None
+
+
+def _nvcc_run(command: list[str], work: Path, name: str, compiler: str,
               timeout: float) -> dict[str, Any]:
-    """Run nvcc and collect the cubin and the PTX it kept."""
+    """Run nvcc (its temporary files in `work` too) and collect the cubin and the PTX."""
     try:
         done = subprocess.run(command, cwd=work, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+                              timeout=timeout, check=False,
+                              env={**os.environ, "TMPDIR": str(work)})
     except subprocess.TimeoutExpired:
         return make_reply("timeout", compiler=compiler)
-    log = (done.stdout + done.stderr).replace(str(source), source.name)
-    # The line table names the private copy; SASS listings map it back to the user's name.
-    common = {"compiler": compiler, "log": log, "source_path": str(source)}
+    log = (done.stdout + done.stderr).replace(str(work / NVCC_SOURCE), name)
+    # The line table names the user's file in the private folder (the #line directive); SASS
+    # listings map it back to the user's name, and headers to their names in the folder.
+    common = {"compiler": compiler, "log": log, "source_path": str(work / name)}
     if done.returncode != 0:
         return make_reply("memory" if _out_of_memory(log) else "compile", **common)
-    cubin = (Path(work) / "out.cubin").read_bytes()
-    ptx_file = source.with_suffix(".ptx")
+    cubin = (work / "out.cubin").read_bytes()
+    ptx_file = (work / NVCC_SOURCE).with_suffix(".ptx")
     ptx = ptx_file.read_text("utf-8", "replace") if ptx_file.is_file() else None
     return make_reply("ok", cubin=base64.b64encode(cubin).decode(), ptx=ptx, **common)

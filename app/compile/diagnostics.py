@@ -14,6 +14,9 @@ _CONTEXT = re.compile(r"^\s+(?P<what>.*?) at line (?P<line>\d+)"
                       r"(?: of (?:\"(?P<qfile>[^\"]+)\"|(?P<file>\S+)))?\s*$")
 _TOOL = re.compile(r"^(?P<tool>nvrtc|nvcc|ptxas|nvlink|Command-line)\s*(?P<kind>error|fatal|"
                    r"warning)\s*:\s*(?P<message>.*)$", re.IGNORECASE)
+# nvcc preprocesses with the host compiler first, which reports in GCC's form.
+_GCC = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<column>\d+):)? "
+                  r"(?P<kind>fatal error|error|warning|note): (?P<message>.*)$")
 _CARET = re.compile(r"^[ \t]*\^\s*$")
 _SEVERITY = {"catastrophic error": "error", "fatal error": "error", "error": "error",
              "fatal": "error", "warning": "warning", "remark": "note", "note": "note"}
@@ -51,11 +54,22 @@ def parse_log(log: str, context: LogContext) -> list[Diagnostic]:
         if header:
             at = _located(lines, at, header, context, found)
             continue
+        gcc = _GCC.match(lines[at])
         tool = _TOOL.match(lines[at].strip())
-        if tool:
+        if gcc:
+            found.append(_gcc_message(gcc, lines[at], context))
+        elif tool:
             found.append(_tool_message(tool, lines[at]))
         at += 1
     return found
+
+
+def _gcc_message(match: re.Match[str], raw: str, context: LogContext) -> Diagnostic:
+    """A message in GCC's `file:line:column: kind: message` form."""
+    column = match.group("column")
+    return Diagnostic(context.display(match.group("file")), int(match.group("line")),
+                      int(column) if column else None, _SEVERITY[match.group("kind")],
+                      match.group("message").strip(), raw.strip())
 
 
 def _tool_message(match: re.Match[str], raw: str) -> Diagnostic:

@@ -48,7 +48,12 @@ PTXAS_ALLOWED = re.compile(
     r"^(-v|--verbose|-O[0-3]|--warn-on-spills|-warn-spills|--warn-on-local-memory-usage"
     r"|-warn-lmem-usage|--warn-on-double-precision-use|-warn-double-usage"
     r"|--allow-expensive-optimizations=(true|false))$")
-MACRO = re.compile(r"^[A-Za-z_]\w*(=[^\n\r\0]*)?$")
+MACRO_NAME = re.compile(r"^[A-Za-z_]\w*$", re.ASCII)
+# A -D value is one token: an identifier, or a number as C writes it (1, -2, 0x1F, 1.5e-3f, 256u).
+# nvcc hands every -D to its preprocessor through a shell, inside double quotes, so anything
+# else ($, `, ", \, spaces, parentheses) could run commands; a compile never needs it.
+MACRO_VALUE = re.compile(r"^(|[A-Za-z_]\w*|[-+]?(\d|\.\d)[\w.]*([eEpP][-+]\d+[\w.]*)?)$",
+                         re.ASCII)
 
 _WRITES = "it writes files outside Kernel Studio's control"
 _HOST = "it runs or configures host tools, which a kernel never needs"
@@ -145,15 +150,27 @@ def _short_form(option: str, folder: Path | None) -> list[str] | None:
     """-D, -U, -I and -O options (value glued to the letter); None for anything else."""
     letter, value = option[:2], option[2:]
     if letter in ("-D", "-U"):
-        if not MACRO.match(value) or (letter == "-U" and "=" in value):
-            raise OptionError(option, f"write {letter}NAME" + ("=VALUE" if letter == "-D" else "")
-                              + " in one argument, NAME a C identifier")
-        return [option]
+        return [_macro(option, letter, value)]
     if letter == "-I":
         return ["-I" + str(include_dir(option, value, folder))]
     if re.fullmatch(r"-O[0-3]", option):
         return [f"-Xptxas={option}"]  # NVRTC has no -O; the device optimisation level is ptxas'
     return None
+
+
+def _macro(option: str, letter: str, value: str) -> str:
+    """-DNAME, -DNAME=VALUE or -UNAME after checking the name and the value."""
+    name, has_value, macro_value = value.partition("=")
+    if not MACRO_NAME.match(name) or (letter == "-U" and has_value):
+        raise OptionError(option, f"write {letter}NAME" + ("=VALUE" if letter == "-D" else "")
+                          + " in one argument, NAME a C identifier")
+    if has_value and not MACRO_VALUE.match(macro_value):
+        raise OptionError(option, "a macro's value must be one identifier or number "
+                                  "(-DN=256, -DSCALE=0.5f, -DMODE=fast): other characters "
+                                  "($, quotes, spaces, parentheses) are refused because nvcc "
+                                  "passes -D values through a shell. Put longer definitions "
+                                  "in a header in the kernel's folder")
+    return option
 
 
 def include_dir(option: str, value: str, folder: Path | None) -> Path:
