@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
@@ -44,9 +44,10 @@ from ui.spec.panel import SpecPanel
 from ui.status_bar import StudioStatusBar
 from ui.theme import DEFAULT_THEME, ThemeManager
 
+# Only for annotations (startup time): the charts import pyqtgraph, loaded when the Charts pane
+# is first shown; the bench options numpy, loaded with the first timing run.
 if TYPE_CHECKING:
-    # Only for annotations: the charts import pyqtgraph, loaded when the Charts pane is first
-    # shown (startup time).
+    from app.engine.bench.runner import BenchOptions
     from ui.charts.charts_pane import ChartsPane
 
 DOCKS = (  # name, title, area
@@ -373,7 +374,7 @@ class MainWindow(QMainWindow):
         """Verify the current kernel against its reference through the worker."""
         return self.runs.verify(sanitize)
 
-    def bench(self, options: Any = None) -> bool:
+    def bench(self, options: BenchOptions | None = None) -> bool:
         """Time the current kernel (the engine's default options unless given)."""
         return self.runs.bench(options)
 

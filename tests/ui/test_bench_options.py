@@ -13,9 +13,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 from selftest_spec import BENCH
 
+from app.engine.bench.reports import BenchReport
 from app.engine.bench.runner import BenchOptions
 from ui.main_window import MainWindow
-from ui.runs.bench_options import options_from_json, options_to_json
 from ui.runs.bench_options_dialog import BenchOptionsDialog, parse_sizes
 
 
@@ -53,7 +53,7 @@ def test_the_dialog_builds_the_options_the_cli_would(dialog: BenchOptionsDialog,
     options = dialog.options()
     assert options == BenchOptions(mode="hot", budget_ms=500.0, sweep=("n", [1024, 4096, 16384]),
                                    vs=baseline)
-    assert options_from_json(options_to_json(options)) == options  # across the process pipe
+    assert BenchOptions.from_message(options.to_message()) == options  # across the pipe
 
 
 def test_bad_fields_say_what_is_wrong_and_block_ok(dialog: BenchOptionsDialog,
@@ -102,8 +102,9 @@ def test_a_sweep_against_a_baseline_fills_the_bars_and_the_sweep_chart(
     answer_dialog(qtbot, fill)
     with qtbot.waitSignal(window.runner.benched, timeout=180000) as blocker:
         window.actions_by_name["bench_options"].trigger()
-    data = blocker.args[0]
-    assert data["status"] == "timed", data.get("text")
+    report = blocker.args[0]
+    assert isinstance(report, BenchReport)
+    assert report.status == "timed", report.describe()
     assert window.runs.bench_options.sweep == ("n", [256, 1024, 4096])
     charts = window.charts()
     names = sorted(charts.sweep.curves)
@@ -117,7 +118,9 @@ def test_a_sweep_against_a_baseline_fills_the_bars_and_the_sweep_chart(
     bottom = charts.variants.errors.opts["bottom"]
     assert (np.asarray(top) >= 0).all() and (np.asarray(bottom) >= 0).all()
     assert "ratio (95% CI)" in window.results_pane.details.toPlainText()
-    point = data["points"][-1]["comparison"]
+    comparison = report.points[-1].comparison
+    assert comparison is not None
+    assert charts.variants.note == comparison.describe()
     assert charts.variants.note.startswith("time ratio k/b/k = ")
-    assert f"CI {point['low']:.4f}..{point['high']:.4f}" in charts.variants.note
+    assert f"CI {comparison.low:.4f}..{comparison.high:.4f}" in charts.variants.note
     assert "Charts: 2 variant(s), size sweep" in window.messages.messages()[-1][1]

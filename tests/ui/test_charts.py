@@ -1,5 +1,5 @@
 """Charts take plain arrays, create their items once, update them with setData, export
-PNG and SVG; the bench adapter turns timing JSON into those arrays."""
+PNG and SVG; the bench adapter feeds them an engine BenchReport."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from app.engine.bench.reports import BenchPoint, BenchReport, Comparison, VariantTiming
+from app.engine.bench.stats import summarize
+from app.engine.verify.results import Status
 from ui.charts.bench_data import feed_charts, median_interval
 from ui.charts.charts_pane import ChartsPane
 from ui.theme import load_theme
@@ -74,17 +77,49 @@ def test_every_chart_exports(charts: ChartsPane, tmp_path: Path, suffix: str) ->
             assert ET.parse(path).getroot().tag.endswith("svg")
 
 
-def test_bench_json_feeds_the_charts(charts: ChartsPane) -> None:
-    result = {"charts": {
-        "samples": {"names": ["v1", "v2"], "samples_ms": [[1.0, 1.1, 0.9, 1.0], [2.0, 2.1, 1.9]]},
-        "sweep": {"variable": "n", "sizes": [10.0, 100.0],
-                  "series": {"v1": {"time_ms": [1, 2], "gbps": [5, None]}}},
-        "roofline": {"peak_gflops": 50000.0, "peak_gbps": 3000.0, "names": ["v1"],
-                     "intensity": [0.1], "gflops": [100.0]}}}
-    assert feed_charts(charts, result) == "2 variant(s), size sweep, roofline"
-    heights = charts.variants.bars.opts["height"]
-    assert list(heights) == [1.0, 2.0]
-    assert feed_charts(charts, {}) == "no timing data in the result"
+def variant(name: str, n: int, samples: list[float], **rates: float | None) -> VariantTiming:
+    """One timed variant at size n."""
+    return VariantTiming(name, f"{name}.toml", {"n": n}, Status.TIMED, samples_ms=samples,
+                         stats=summarize(samples), **rates)
+
+
+def sweep_report() -> BenchReport:
+    """Two variants over two sizes, with rates, peaks and an A/B comparison at the last size."""
+    small = BenchPoint({"n": 10}, [variant("v1", 10, [0.5, 0.6, 0.4], gbps=5.0),
+                                   variant("v2", 10, [0.9, 1.0, 1.1])])
+    comparison = Comparison("v1", "v2", 0.5, 0.45, 0.55, 0.95, False, True)
+    large = BenchPoint({"n": 100}, [
+        variant("v1", 100, [1.0, 1.1, 0.9, 1.0], gbps=50.0, intensity=0.1, gflops=100.0),
+        variant("v2", 100, [2.0, 2.1, 1.9])], comparison=comparison)
+    return BenchReport(Status.TIMED, "2 variants timed", sweep_variable="n",
+                       peaks={"fp32_gflops": 50000.0, "copy_gbps": 3000.0},
+                       points=[small, large])
+
+
+def test_a_bench_report_feeds_the_charts(charts: ChartsPane) -> None:
+    report = sweep_report()
+    assert feed_charts(charts, report) == "2 variant(s), size sweep, roofline"
+    assert list(charts.variants.bars.opts["height"]) == [1.0, 2.0]  # medians at the last size
+    x, y = charts.sweep.curves["v1"][0].getOriginalDataset()
+    assert list(x) == [10, 100] and list(y) == [0.5, 1.0]
+    assert charts.variants.note == report.points[-1].comparison.describe()
+    assert charts.variants.note.endswith("v1 is 2x faster")
+    assert len(charts.roofline.points.scatter.points()) == 1
+    spot = charts.roofline.points.scatter.points()[0]
+    tip = charts.roofline.points.scatter.opts["tip"](x=0, y=0, data=spot.data())
+    assert tip.startswith("v1: 0.1 FLOP/B, 100 GFLOP/s")  # v2 has no rates: not on the roofline
+
+
+def test_a_report_across_the_pipe_feeds_the_same_charts(charts: ChartsPane) -> None:
+    report = BenchReport.from_json(sweep_report().to_json())
+    assert feed_charts(charts, report) == "2 variant(s), size sweep, roofline"
+    assert charts.variants.note.startswith("time ratio v1/v2 = 0.5000 (95% CI 0.4500..0.5500)")
+
+
+def test_an_empty_report_shows_nothing(charts: ChartsPane) -> None:
+    report = BenchReport(Status.UNVERIFIED, "no GPU")
+    assert feed_charts(charts, report) == "no timing data in the result"
+    assert charts.variants.note == ""
 
 
 def test_median_interval_brackets_the_median() -> None:

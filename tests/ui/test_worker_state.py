@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from gui_support import processes_tagged, selftest_kernel
 
+from app.engine.verify.results import Verdict
 from ui.main_window import MainWindow
 
 
@@ -35,11 +36,12 @@ def hanging_worker(tag: str) -> bool:
     return False
 
 
-def verify_and_wait(qtbot: Any, window: MainWindow) -> dict[str, Any]:
+def verify_and_wait(qtbot: Any, window: MainWindow) -> Verdict:
     """Verify the current kernel and return the verdict."""
     with qtbot.waitSignal(window.runner.verified, timeout=60000) as blocker:
         assert window.verify()
-    verdict: dict[str, Any] = blocker.args[0]
+    verdict = blocker.args[0]
+    assert isinstance(verdict, Verdict)
     return verdict
 
 
@@ -50,12 +52,12 @@ def test_a_second_verify_reuses_the_warm_process_and_worker(
     window.open_files([selftest_kernel(tmp_path / "ok", "copy")])
     window.runner.backend = "selftest"
     assert window.status.worker_label.text() == "worker: idle"  # nothing started yet
-    assert verify_and_wait(qtbot, window)["status"] == "passed"
+    assert verify_and_wait(qtbot, window).status == "passed"
     assert states == ["starting", "busy", "idle"]
     assert window.status.worker_label.text() == "worker: idle (warm)"
     first = set(processes_tagged(tagged))
     assert len(first) == 2 and window.runner.job.pid() in first  # job process and its worker
-    assert verify_and_wait(qtbot, window)["status"] == "passed"
+    assert verify_and_wait(qtbot, window).status == "passed"
     assert set(processes_tagged(tagged)) == first  # the same process and the same worker
     assert states[3:] == ["busy", "idle"] and window.runner.job.starts == 1
 
@@ -78,7 +80,7 @@ def test_after_a_cancel_the_next_run_restarts_the_process(
     with qtbot.waitSignal(window.runner.verified, timeout=60000) as blocker:
         assert window.verify()
         assert window.status.worker_label.text() == "worker: restarting\u2026"
-    assert blocker.args[0]["status"] == "passed"
+    assert blocker.args[0].status == "passed"
     assert states == ["restarting", "busy", "idle"] and window.runner.job.starts == 2
 
 
@@ -89,7 +91,7 @@ def test_closing_the_window_ends_the_warm_process_and_its_worker(
     main.show()
     main.open_files([selftest_kernel(tmp_path / "ok", "copy")])
     main.runner.backend = "selftest"
-    assert verify_and_wait(qtbot, main)["status"] == "passed"
+    assert verify_and_wait(qtbot, main).status == "passed"
     assert len(processes_tagged(tagged)) == 2
     assert main.close()
     qtbot.waitUntil(lambda: not processes_tagged(tagged), timeout=10000)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
+from app.engine.verify.results import Status, Verdict
 from ui.assembly.model import same_file
 from ui.assembly.view import AssemblyView
 from ui.editor.tabs import EditorTabs
@@ -26,8 +27,11 @@ from ui.runs.results_pane import ResultsPane
 from ui.spec.files import spec_for
 from ui.spec.panel import SpecPanel
 
+# Only for annotations: timing reports, their options and the charts' feeding import numpy,
+# which loads with the first timing run, not at startup.
 if TYPE_CHECKING:
-    # Only for annotations: the charts module imports numpy, which startup does not need.
+    from app.engine.bench.reports import BenchReport
+    from app.engine.bench.runner import BenchOptions
     from ui.charts.bench_data import ChartsLike
 
 BUSY = ("A job is already running", "Wait for it, or Cancel it.")
@@ -53,7 +57,7 @@ class RunCommands(QObject):
         self.charts, self.report, self.show_pane = charts, report, show_pane
         self.dialog_parent = parent
         self.assembly_buffer = ""  # the buffer whose build the PTX / SASS pane shows
-        self.bench_options: Any = None  # the last options of Bench with options
+        self.bench_options: BenchOptions | None = None  # the last of Bench with options
 
     def wire(self) -> None:
         """Route the run controller's and the panes' signals here."""
@@ -158,31 +162,30 @@ class RunCommands(QObject):
         self.show_pane("results")
         return True
 
-    def show_verdict(self, verdict: dict[str, Any]) -> None:
+    def show_verdict(self, verdict: Verdict) -> None:
         """Show a verdict; compile errors also go to the editor."""
         self.results_pane.show_verdict(verdict)
         self.show_pane("results")
-        status = str(verdict.get("status"))
-        self.report("info" if status == "passed" else "error",
-                    f"Verification: {status.replace('_', ' ')} \u2014 {verdict.get('message', '')}",
+        self.report("info" if verdict.passed else "error",
+                    f"Verification: {verdict.status.replace('_', ' ')} \u2014 {verdict.message}",
                     show=False)
-        if verdict.get("diagnostics"):
-            items = self.compile_pane.show_result({"ok": status != "compile_error",
-                                                   "diagnostics": verdict["diagnostics"]})
+        if verdict.diagnostics:
+            ok = verdict.status != Status.COMPILE_ERROR
+            items = self.compile_pane.show_result({"ok": ok, "diagnostics": verdict.diagnostics})
             editor = self.tabs.current()
             if editor is not None:
                 editor.set_diagnostics(items)
 
-    def bench(self, options: Any = None) -> bool:
-        """Time the current kernel (with `options`, a BenchOptions of app.engine.bench.runner, when
-        the user chose some; the engine's defaults otherwise)."""
+    def bench(self, options: BenchOptions | None = None) -> bool:
+        """Time the current kernel (with `options` when the user chose some; the engine's
+        defaults otherwise)."""
         spec_path = self.ready_spec()
         if spec_path is None:
             return False
         if not self.runner.bench(spec_path, options):
             self.report("info", *BUSY)
             return False
-        against = f" against {Path(options.vs).name}" if options is not None and options.vs else ""
+        against = f" against {Path(options.vs).name}" if options and options.vs else ""
         self.results_pane.show_running(f"Timing {spec_path.name}{against}\u2026")
         return True
 
@@ -207,17 +210,16 @@ class RunCommands(QObject):
             dialog.deleteLater()
         return self.bench(self.bench_options)
 
-    def show_bench(self, data: dict[str, Any]) -> None:
+    def show_bench(self, report: BenchReport) -> None:
         """Timing results go to the results pane and the charts."""
         # numpy (the charts' statistics): imported with the first timing result, not at startup.
         from ui.charts.bench_data import feed_charts
 
-        self.results_pane.show_bench(data)
+        self.results_pane.show_bench(report)
         self.show_pane("charts")
-        shown = feed_charts(self.charts(), data)
-        status = str(data.get("status", ""))
-        self.report("info" if status == "timed" else "error",
-                    f"Timing: {status} \u2014 {data.get('message', '')}", f"Charts: {shown}",
+        shown = feed_charts(self.charts(), report)
+        self.report("info" if report.status == Status.TIMED else "error",
+                    f"Timing: {report.status} \u2014 {report.message}", f"Charts: {shown}",
                     show=False)
 
     def show_failure(self, kind: str, message: str, hint: str) -> None:

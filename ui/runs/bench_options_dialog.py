@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -27,6 +27,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import expr
+
+# The bench runner and the timing plan import numpy: they load when the dialog first opens,
+# not at startup (the window imports this module); here only for annotations.
+if TYPE_CHECKING:
+    from app.engine.bench.runner import BenchOptions
+
 MODES = (("cold", "Cold: flush L2 before each sample"), ("hot", "Hot: caches stay warm"))
 DEFAULT_SIZES = "2**16, 2**18, 2**20, 2**22, 2**24"
 
@@ -34,8 +41,6 @@ DEFAULT_SIZES = "2**16, 2**18, 2**20, 2**22, 2**24"
 def parse_sizes(text: str) -> list[int | float]:
     """'1e4, 2**20 65536' -> [10000, 1048576, 65536]: numbers or spec expressions, separated
     by commas or spaces (ValueError names a bad item)."""
-    from app import expr
-
     sizes: list[int | float] = []
     for item in text.replace(",", " ").split():
         try:
@@ -52,7 +57,7 @@ class BenchOptionsDialog(QDialog):
     """Timing options for one run; options() gives the BenchOptions once accepted."""
 
     def __init__(self, variables: Sequence[str], spec_folder: Path | None = None,
-                 initial: Any = None, parent: QWidget | None = None) -> None:
+                 initial: BenchOptions | None = None, parent: QWidget | None = None) -> None:
         """`variables` are the spec's size variables (the sweep's choices); `initial` is the
         last BenchOptions used, if any."""
         super().__init__(parent)
@@ -106,9 +111,9 @@ class BenchOptionsDialog(QDialog):
             line.textChanged.connect(self.validate)
         self.variable.currentTextChanged.connect(self.validate)
 
-    def _load(self, initial: Any) -> None:
+    def _load(self, initial: BenchOptions | None) -> None:
         """Show the last options used (the engine's defaults the first time)."""
-        from app.engine.bench.runner import BenchOptions
+        from app.engine.bench.runner import BenchOptions  # numpy: not at startup
 
         options = initial or BenchOptions()
         self.budget.setValue(float(options.budget_ms))
@@ -156,13 +161,14 @@ class BenchOptionsDialog(QDialog):
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not found)
         return not found
 
-    def options(self) -> Any:
+    def options(self) -> BenchOptions:
         """The BenchOptions these fields describe (call once validate() is True)."""
-        from app.engine.bench.runner import BenchOptions
+        from app.engine.bench.runner import BenchOptions  # numpy: not at startup
+        from app.engine.worker.timing import TimingMode
 
         sweep = None
         if self.sweep_box.isChecked():
             sweep = (self.variable.currentText().strip(), parse_sizes(self.sizes.text()))
         vs = Path(self.vs_path.text().strip()).expanduser() if self.vs_box.isChecked() else None
-        return BenchOptions(mode=str(self.mode.currentData()), budget_ms=self.budget.value(),
+        return BenchOptions(mode=TimingMode(self.mode.currentData()), budget_ms=self.budget.value(),
                             sweep=sweep, vs=vs)

@@ -1,7 +1,8 @@
 """Build, verify and bench for the window: snapshots in, results out, one job at a time.
 
-The controller hands the job process plain data (text snapshots, paths, options), never a
-widget, and routes the JSON that comes back to the panes on the GUI thread.
+The controller hands the job process typed requests of plain data (text snapshots, paths,
+options), never a widget, and routes what comes back to the panes on the GUI thread: a verdict
+as an engine Verdict, a timing report as a BenchReport, a build as the compile result's JSON.
 """
 
 from __future__ import annotations
@@ -14,12 +15,19 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from app import settings
+from app.engine.verify.results import Verdict
+from app.jobs.messages import BenchRequest, CompileRequest, JobKind, JobRequest, VerifyRequest
 from ui.runs.job_process import JobProcess
 
+# app.spec, app.engine.bench (numpy) load with the first spec or timing run, not at startup;
+# here only for annotations.
 if TYPE_CHECKING:
+    from app.engine.bench.reports import BenchReport
+    from app.engine.bench.runner import BenchOptions
     from app.spec import Spec
 
-ACTIVITY = {"compile": "compiling", "verify": "verifying", "bench": "timing"}
+ACTIVITY = {JobKind.COMPILE: "compiling", JobKind.VERIFY: "verifying", JobKind.BENCH: "timing"}
+UNREADABLE_HINT = "The GUI and its job process disagree: restart Kernel Studio."
 
 
 @dataclass(frozen=True)
@@ -47,16 +55,38 @@ def launch_shape(spec: Spec | None) -> tuple[int, int]:
     return 0, 0
 
 
+def bench_report(data: dict[str, Any]) -> BenchReport:
+    """A timing report from its JSON."""
+    # numpy (the report's statistics): imported with the first timing result, not at startup.
+    from app.engine.bench.reports import BenchReport
+
+    return BenchReport.from_json(data)
+
+
+def read_result(kind: str, data: dict[str, Any] | None) -> Verdict | BenchReport | dict[str, Any]:
+    """A job's result as the panes take it: a Verdict, a BenchReport or (a build) the compile
+    result's JSON. Raises ValueError naming what could not be read."""
+    if not isinstance(data, dict):
+        raise ValueError(f"the {kind} result is missing")
+    if kind == JobKind.COMPILE:
+        return data
+    try:
+        return Verdict.from_json(data) if kind == JobKind.VERIFY else bench_report(data)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"the {kind} result cannot be read ({type(error).__name__}: "
+                         f"{error})") from None
+
+
 class RunController(QObject):
     """Starts jobs and re-emits their outcomes with what they were started from."""
 
-    busy = Signal(object)
+    busy = Signal(object)  # what the running job does, in words; None once it ended
     workerState = Signal(str)
     progress = Signal(str, float)
-    built = Signal(object, object)
-    verified = Signal(object)
-    benched = Signal(object)
-    failed = Signal(str, str, str)
+    built = Signal(object, object)  # the BuildSnapshot and the compile result's JSON
+    verified = Signal(object)  # a Verdict
+    benched = Signal(object)  # a BenchReport
+    failed = Signal(str, str, str)  # kind, message, hint
 
     def __init__(self, parent: QObject | None = None) -> None:
         """One job process, reused."""
@@ -85,33 +115,29 @@ class RunController(QObject):
         block, shared = launch_shape(spec)
         folder = path.parent if path else Path.cwd()
         filename = path.name if path else untitled
-        request = {"source": text, "filename": filename, "folder": str(folder),
-                   "options": list(spec.options) if spec else [], "block_size": block,
-                   "dynamic_shared": shared}
-        if not self._start("compile", request):
+        request = CompileRequest(text, filename, str(folder),
+                                 options=tuple(spec.options) if spec else (),
+                                 block_size=block or None, dynamic_shared=shared)
+        if not self._start(request):
             return False
         self._build = BuildSnapshot(buffer_id, version, filename)
         return True
 
     def verify(self, spec_path: Path, sanitize: str | None = None) -> bool:
         """Verify a saved spec (and the saved kernel it names)."""
-        return self._start("verify", {"spec_path": str(spec_path), "backend": self.backend,
-                                      "sanitize": sanitize, "timeout": self.timeout})
+        return self._start(VerifyRequest(str(spec_path), self.backend, sanitize, self.timeout))
 
-    def bench(self, spec_path: Path, options: Any = None) -> bool:
-        """Time a saved spec's kernel; `options` (an app.engine.bench.runner.BenchOptions) sets the
-        budget, cold or hot timing, a sweep and a baseline (--vs)."""
-        from ui.runs.bench_options import options_to_json
+    def bench(self, spec_path: Path, options: BenchOptions | None = None) -> bool:
+        """Time a saved spec's kernel; `options` set the budget, cold or hot timing, a sweep and
+        a baseline (--vs); the engine's defaults without them."""
+        message = options.to_message() if options is not None else {}
+        return self._start(BenchRequest(str(spec_path), self.backend, message))
 
-        request = {"spec_path": str(spec_path), "backend": self.backend,
-                   "options": options_to_json(options) if options is not None else {}}
-        return self._start("bench", request)
-
-    def _start(self, kind: str, request: dict[str, Any]) -> bool:
+    def _start(self, request: JobRequest) -> bool:
         """Start a job unless one is running."""
-        if not self.job.start(kind, request):
+        if not self.job.start(request):
             return False
-        self.busy.emit(ACTIVITY[kind] + "\u2026")
+        self.busy.emit(ACTIVITY[request.kind] + "\u2026")
         return True
 
     def cancel(self) -> None:
@@ -122,20 +148,25 @@ class RunController(QObject):
         """Stop everything now (the window is closing)."""
         self.job.shutdown()
 
-    def _finished(self, kind: str, data: Any) -> None:
-        """Route a job's result."""
+    def _finished(self, kind: str, data: dict[str, Any] | None) -> None:
+        """Route a job's result, typed; one that cannot be read fails the job, saying why."""
+        try:
+            result = read_result(kind, data)
+        except ValueError as error:
+            self._failed(kind, str(error), UNREADABLE_HINT)
+            return
         self.busy.emit(None)
-        if kind == "compile":
+        if kind == JobKind.COMPILE:
             snapshot, self._build = self._build, None
-            self.built.emit(snapshot, data)
-        elif kind == "verify":
-            self.verified.emit(data)
+            self.built.emit(snapshot, result)
+        elif kind == JobKind.VERIFY:
+            self.verified.emit(result)
         else:
-            self.benched.emit(data)
+            self.benched.emit(result)
 
     def _failed(self, kind: str, message: str, hint: str) -> None:
         """A job that produced no result (cancelled, tool missing, runner failure)."""
         self.busy.emit(None)
-        if kind == "compile":
+        if kind == JobKind.COMPILE:
             self._build = None
         self.failed.emit(kind, message, hint)

@@ -1,6 +1,7 @@
 """The GUI's long-lived job process, driven by QProcess events (no thread, never blocking).
 
-The child is `python -m app.jobs.server` by default (any program speaking its JSON lines works).
+The child is `python -m app.jobs.server` by default (any program speaking its JSON lines works:
+requests and events are the typed messages of app.jobs.messages, built and parsed only there).
 It is started on the first request and kept between requests, so its imports and its engine's
 worker (the CUDA context) stay warm. Its state is reported as it changes: stopped (no process;
 the next request starts one), starting, restarting (a fresh process after the last one was
@@ -14,7 +15,6 @@ killed. The next request starts a fresh child.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -23,6 +23,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from app.jobs.messages import EventKind, JobEvent, JobRequest, MessageError, encode_request
 from app.paths import ROOT
 
 GRACE_MS = 3000
@@ -83,7 +84,7 @@ class JobProcess(QObject):
 
     # -- requests -----------------------------------------------------------------------------
 
-    def start(self, kind: str, request: dict[str, Any]) -> bool:
+    def start(self, request: JobRequest) -> bool:
         """Send a job to the child (starting it if needed); False when one is already running."""
         if self._job_running:
             return False
@@ -91,12 +92,12 @@ class JobProcess(QObject):
             self._launch()
         assert self._process is not None
         self._job_id += 1
-        self.kind, self._job_running, self._cancelled = kind, True, False
-        line = json.dumps({"id": self._job_id, "kind": kind, **request}) + "\n"
+        self.kind, self._job_running, self._cancelled = str(request.kind), True, False
+        line = encode_request(request, self._job_id)
         self._process.write(line.encode())  # buffered until the child has started
         if self._ready:
             self._set_state("busy")
-        self.started.emit(kind)
+        self.started.emit(self.kind)
         return True
 
     def _launch(self) -> None:
@@ -173,27 +174,24 @@ class JobProcess(QObject):
             self._handle(line)
 
     def _handle(self, line: bytes) -> None:
-        """One message: ready, progress or the outcome of the current job."""
+        """One event: ready, progress or the outcome of the current job (other lines, such as
+        a library's stray print, are not events and are skipped)."""
         try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
+            event = JobEvent.from_line(line)
+        except MessageError:
             return
-        event = message.get("event")
-        if event == "ready":
+        if event.event == EventKind.READY:
             self._ready = True
             self._set_state("busy" if self._job_running else "idle")
             return
-        if message.get("id") != self._job_id or not self._job_running or self._cancelled:
+        if event.id != self._job_id or not self._job_running or self._cancelled:
             return  # stale, or a job being cancelled: its outcome is "cancelled" at exit
-        if event == "progress":
-            fraction = message.get("fraction")
-            self.progress.emit(str(message.get("text", "")),
-                               float(fraction) if isinstance(fraction, int | float) else -1.0)
-        elif event == "result":
-            self._end_job(("result", message.get("data")))
-        elif event == "error":
-            self._end_job(("error", (str(message.get("message", "")),
-                                     str(message.get("hint", "")))))
+        if event.event == EventKind.PROGRESS:
+            self.progress.emit(event.text, -1.0 if event.fraction is None else event.fraction)
+        elif event.event == EventKind.RESULT:
+            self._end_job(("result", event.data))
+        else:
+            self._end_job(("error", (event.message, event.hint)))
 
     def _end_job(self, outcome: tuple[str, Any]) -> None:
         """Report a job's outcome; the child stays, idle and warm."""

@@ -1,11 +1,12 @@
 """The Results pane: the verdict as a badge, one row per case and seed, details for failures.
 
-It shows the JSON form of an engine Verdict (Verdict.to_json()); it never runs anything.
+It shows an engine Verdict, or a timing report (a BenchReport) as the report describes itself;
+it never runs anything.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
@@ -21,13 +22,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-try:
-    from app.engine.verify.results import PLAIN_WORDS
-except ImportError:  # pragma: no cover - the engine is not in every checkout yet
-    PLAIN_WORDS = {}
+from app.engine.verify.results import PLAIN_WORDS, Finding, RunResult, Status, Verdict
 
-BADGE_COLOURS = {"passed": "#2e7d32", "timed": "#2e7d32", "unverified": "#b26a00",
-                 "cancelled": "#6d6d6d", "spec_error": "#8e24aa", "reference_error": "#8e24aa"}
+# The timing report imports numpy, loaded with the first timing result (startup time); here only
+# for annotations.
+if TYPE_CHECKING:
+    from app.engine.bench.reports import BenchReport
+
+BADGE_COLOURS: dict[str, str] = {
+    Status.PASSED: "#2e7d32", Status.TIMED: "#2e7d32", Status.UNVERIFIED: "#b26a00",
+    Status.CANCELLED: "#6d6d6d", Status.SPEC_ERROR: "#8e24aa", Status.REFERENCE_ERROR: "#8e24aa"}
 FAILED_COLOUR = "#c62828"
 BADGE_STYLE = ("QLabel {{ border-radius: 4px; padding: 3px 10px; color: white; "
                "font-weight: bold; background: {}; }}")
@@ -38,38 +42,44 @@ def badge_colour(status: str) -> str:
     return BADGE_COLOURS.get(status, FAILED_COLOUR)
 
 
-def _case_text(case: dict[str, Any]) -> str:
+def _case_text(case: dict[str, int | float]) -> str:
     """{n=1000, m=3}."""
     return ", ".join(f"{k}={v}" for k, v in case.items())
 
 
-def finding_text(finding: dict[str, Any]) -> str:
-    """A finding in words: buffer, message, first bad indices with values, largest errors."""
-    lines = [f"{finding.get('buffer', '?')}: {finding.get('message', '')}"]
-    words = PLAIN_WORDS.get(str(finding.get("kind", "")))
+def finding_text(finding: Finding) -> str:
+    """A finding in words: buffer, message, what its kind means, how many elements are wrong,
+    first bad indices with values, largest errors."""
+    lines = [f"{finding.buffer}: {finding.message}"]
+    words = PLAIN_WORDS.get(finding.kind)
     if words:
         lines.append(f"    ({words})")
-    if finding.get("count"):
-        lines.append(f"    {finding['count']} of {finding.get('total', '?')} elements are wrong")
-    for index, want, got in zip(finding.get("first_indices") or [], finding.get("expected") or [],
-                                finding.get("actual") or [], strict=False):
+    if finding.count:
+        lines.append(f"    {finding.count} of {finding.total} elements are wrong")
+    for index, want, got in zip(finding.first_indices, finding.expected, finding.actual,
+                                strict=False):
         lines.append(f"    at {tuple(index)}: expected {want}, got {got}")
-    if finding.get("max_abs_error") is not None:
-        lines.append(f"    largest errors: absolute {finding['max_abs_error']:.3g}, "
-                     f"relative {finding.get('max_rel_error') or 0:.3g}")
+    if finding.max_abs_error is not None:
+        lines.append(f"    largest errors: absolute {finding.max_abs_error:.3g}, "
+                     f"relative {finding.max_rel_error or 0:.3g}")
     return "\n".join(lines)
 
 
-def run_details(run: dict[str, Any]) -> str:
+def run_details(run: RunResult) -> str:
     """Everything known about one run, in plain words."""
-    status = str(run.get("status", ""))
-    lines = [f"case {{{_case_text(run.get('case') or {})}}}, seed {run.get('seed')}: {status}"]
-    if PLAIN_WORDS.get(status):
-        lines.append(PLAIN_WORDS[status])
-    if run.get("message"):
-        lines.append(str(run["message"]))
-    lines.extend(finding_text(f) for f in run.get("findings") or [])
+    lines = [f"case {{{_case_text(run.case)}}}, seed {run.seed}: {run.status}"]
+    if PLAIN_WORDS.get(run.status):
+        lines.append(PLAIN_WORDS[run.status])
+    if run.message:
+        lines.append(run.message)
+    lines.extend(finding_text(f) for f in run.findings)
     return "\n".join(lines)
+
+
+def sanitizer_text(verdict: Verdict) -> str:
+    """compute-sanitizer's reports, one line each (the engine keeps them as plain records)."""
+    return "\n".join(f"{s.get('tool')}: {s.get('kind')} in {s.get('kernel')} at "
+                     f"{s.get('location') or 'unknown line'}" for s in verdict.sanitizer)
 
 
 class ResultsPane(QWidget):
@@ -83,7 +93,7 @@ class ResultsPane(QWidget):
         self.message.setWordWrap(True)
         self.runs = QTableWidget(0, 5)
         self.details = QPlainTextEdit(readOnly=True)
-        self._verdict: dict[str, Any] = {}
+        self._verdict: Verdict | None = None
         self._build()
         self.set_badge("not run", "#6d6d6d")
 
@@ -120,56 +130,52 @@ class ResultsPane(QWidget):
         self.set_badge(status, badge_colour("cancelled"))
         self.message.setText(message + (f"\n{hint}" if hint else ""))
 
-    def show_verdict(self, verdict: dict[str, Any]) -> None:
+    def show_verdict(self, verdict: Verdict) -> None:
         """Show a verdict: badge, message with its plain words, backend, runs."""
         self._verdict = verdict
-        status = str(verdict.get("status", "unverified"))
-        self.set_badge(status, badge_colour(status))
-        words = verdict.get("plain_words") or PLAIN_WORDS.get(status, "")
-        device = (verdict.get("device") or {}).get("name") or verdict.get("backend", "")
-        emulated = " (CPU emulation)" if verdict.get("emulated") else ""
-        self.message.setText(f"{verdict.get('message', '')}\n{words}\n"
-                             f"backend: {device}{emulated}".strip())
-        self._fill_runs(verdict.get("runs") or [])
-        self.details.setPlainText(self._first_failure_text())
+        self.set_badge(verdict.status, badge_colour(verdict.status))
+        words = PLAIN_WORDS.get(verdict.status, "")
+        device = verdict.device.get("name") or verdict.backend
+        emulated = " (CPU emulation)" if verdict.emulated else ""
+        self.message.setText(f"{verdict.message}\n{words}\nbackend: {device}{emulated}".strip())
+        self._fill_runs(verdict.runs)
+        self.details.setPlainText(self._first_failure_text(verdict))
 
-    def show_bench(self, report: dict[str, Any]) -> None:
+    def show_bench(self, report: BenchReport) -> None:
         """Show a timing report: badge, message, and the report's own table."""
-        status = str(report.get("status", "unverified"))
-        self.set_badge(status, badge_colour(status))
-        self.message.setText(str(report.get("message", "")))
+        self._verdict = None
+        self.set_badge(report.status, badge_colour(report.status))
+        self.message.setText(report.message)
         self.runs.setRowCount(0)
-        self.details.setPlainText(str(report.get("text") or report.get("message", "")))
+        self.details.setPlainText(report.describe())
 
-    def _fill_runs(self, runs: list[dict[str, Any]]) -> None:
+    def _fill_runs(self, runs: list[RunResult]) -> None:
         """One row per case and seed, failures coloured."""
         self.runs.setRowCount(len(runs))
         for row, run in enumerate(runs):
-            status = str(run.get("status", ""))
-            values = [_case_text(run.get("case") or {}), str(run.get("seed", "")), status,
-                      f"{float(run.get('seconds') or 0):.3f}", str(run.get("message", ""))]
+            values = [_case_text(run.case), str(run.seed), run.status, f"{run.seconds:.3f}",
+                      run.message]
             for column, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 if column == 2:
                     item.setForeground(QColor("white"))
-                    item.setBackground(QColor(badge_colour(status)))
+                    item.setBackground(QColor(badge_colour(run.status)))
                 self.runs.setItem(row, column, item)
         self.runs.resizeColumnsToContents()
 
-    def _first_failure_text(self) -> str:
+    @staticmethod
+    def _first_failure_text(verdict: Verdict) -> str:
         """Details of the first failing run, or sanitizer findings, or a short all-clear."""
-        for run in self._verdict.get("runs") or []:
-            if run.get("status") != "passed":
-                return run_details(run)
-        sanitizer = self._verdict.get("sanitizer") or []
-        if sanitizer:
-            return "\n".join(f"{s.get('tool')}: {s.get('kind')} in {s.get('kernel')} at "
-                             f"{s.get('location') or 'unknown line'}" for s in sanitizer)
-        return "Every run passed." if self._verdict.get("runs") else ""
+        failed = next((run for run in verdict.runs if not run.passed), None)
+        if failed is not None:
+            return run_details(failed)
+        if verdict.sanitizer:
+            return sanitizer_text(verdict)
+        return "Every run passed." if verdict.runs else ""
 
     def _show_run(self, row: int) -> None:
         """Details of the selected run."""
-        runs = self._verdict.get("runs") or []
+        runs = self._verdict.runs if self._verdict is not None else []
         if 0 <= row < len(runs):
             self.details.setPlainText(run_details(runs[row]))
 
