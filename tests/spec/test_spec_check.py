@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.speccheck import (
     ImpostorStatus,
     SpecCheck,
@@ -23,6 +24,8 @@ from app.engine.verify.speccheck import (
     check_spec_file,
 )
 from app.engine.verify.specwarnings import WarningKind
+from app.engine.verify.verifier import verify_file
+from app.engine.worker.backends.cpu.toolchain import find_toolchain
 from app.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,6 +89,22 @@ def test_a_loose_atol_is_weak_and_warned(tmp_path: Path) -> None:
     assert [i.name for i in result.passing] == ["precision_downgrade"]
     loose = [w for w in result.warnings if w.kind == WarningKind.LOOSE_ATOL]
     assert loose and "atol 0.1" in loose[0].message
+
+
+@pytest.mark.skipif(find_toolchain() is None, reason="no host C++ compiler for the CPU backend")
+def test_the_impostor_predicts_a_real_wrong_kernel(tmp_path: Path) -> None:
+    # The hostile fixture whose blocks other than the first do nothing, on cases that fit in
+    # one block: the real kernel passes verify (CPU backend), and spec-check says in advance
+    # that the spec would let such a kernel through.
+    folder = tmp_path / "first_block_only"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "hostile" / "first_block_only", folder)
+    spec = folder / "first_block_only.toml"
+    spec.write_text(re.sub(r"^cases = .*$", "cases = [{ n = 200 }, { n = 256 }]",
+                           spec.read_text(), flags=re.M))
+    assert verify_file(spec, VerifyOptions(backend="cpu")).status == "passed"
+    result = check_spec_file(spec)
+    assert result.status == Strength.WEAK
+    assert impostor(result, "first_block") == ImpostorStatus.PASSES
 
 
 def test_the_template_tolerance_catches_the_precision_downgrade() -> None:
