@@ -37,7 +37,9 @@ FIXTURE_VERDICTS = {
     "skip_tail": "unwritten", "first_block_only": "unwritten", "mutate_input": "input_changed",
     "write_past_end": "guard_zone", "constant_output": "mismatch", "stale_output": "unwritten",
     "hang": "timeout", "illegal_address": "crash", "shared_race": "racecheck finding",
-    "read_past_end": "mismatch", "read_output_first": "mismatch",
+    "read_past_end": "mismatch", "read_output_first": "mismatch", "off_by_one": "guard_zone",
+    "memoised_result": "mismatch", "hard_coded_size": "unwritten",
+    "precision_downgrade": "mismatch",
 }
 VERDICTS = {"mismatch", "unwritten", "input_changed", "guard_zone", "timeout", "crash",
             "racecheck finding"}
