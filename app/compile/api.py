@@ -30,7 +30,7 @@ CACHE_FORMAT = "kernel-studio-compile-1"
 CUDA_HEADER_PREFIXES = ("cuda", "cub/", "thrust/", "nv/", "cooperative_groups", "mma.h", "crt/",
                         "vector_types", "vector_functions", "device_", "math_", "sm_")
 _MISSING_HEADER = re.compile(r'open source file "([^"]+)"')
-_HOST_CODE = "host functions are not allowed in JIT mode"
+_HOST_CODE = "are not allowed in JIT mode"  # host functions, host variables
 HOST_CODE_HINT = ("NVRTC compiles device code only and this file has host code: mark device "
                   "helpers __device__, move host code out, or compile with nvcc "
                   "(compiler = \"nvcc\" in the spec's [kernel] table, or --compiler nvcc)")

@@ -1,9 +1,12 @@
 """Includes: a kernel may include the CUDA headers and files in its own folder, nothing else.
 
-The source is scanned before the compiler sees it (after joining continued lines and removing
-comments, as the preprocessor does): absolute names, names that climb out of the folder,
-symbolic links that lead out of it, and computed `#include MACRO` are refused. The headers found
-inside the folder are returned so that the cache key covers their contents.
+The source is scanned before the compiler sees it, as the preprocessor would read it
+(app.compile.pptext: line breaks of every kind, trigraphs, splices, comments, literals and
+header names, in each way a compiler might read them): absolute names, names that climb out
+of the folder, symbolic links that lead out of it, and computed `#include MACRO` are refused,
+and so are `__has_include` / `__has_include_next` / `__has_embed` probes and
+`#pragma GCC dependency` naming anything outside the folder. The headers found inside the folder
+are returned so that the cache key covers their contents.
 """
 
 from __future__ import annotations
@@ -17,13 +20,19 @@ from pathlib import Path
 
 from app import system
 from app.compile.model import OptionError
+from app.compile.pptext import logical_text, readings
 
-# Comments, and string or character literals (kept: a comment marker inside one is not one).
-_LEXEMES = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
-                      re.DOTALL)
-_DIRECTIVE = re.compile(r"^[ \t]*(?:#|%:)[ \t]*(include_next|include|import)\b[ \t]*(.*?)[ \t]*$",
-                        re.MULTILINE)
+_WS = r"[ \t\f\v]*"
+# Directives that read a file: (line, kind, operand). `embed` reads data, never a header.
+_DIRECTIVE = re.compile(r"^" + _WS + r"(?:#|%:)" + _WS +
+                        r"(include_next|include|import|embed|pragma[ \t\f\v]+GCC[ \t\f\v]+"
+                        r"dependency)\b" + _WS + r"(.*?)" + _WS + r"$", re.MULTILINE)
+_PROBE = re.compile(r"(?<![\w$])(__has_include_next|__has_include|__has_embed)\b" + _WS +
+                    r"(\()?" + _WS + r"(\"[^\"\n]*\"|<[^>\n]*>)?")
+_PRAGMA_DEPENDENCY = re.compile(r"_Pragma\s*\(\s*(?:L|u8|u|U)?\"[^\"\n]*\bdependency\b")
 _OPERAND = re.compile(r'^(?:"([^"\n]*)"|<([^>\n]*)>)$')
+_FIRST_OPERAND = re.compile(r'^("[^"\n]*"|<[^>\n]*>)')
+_HINTS = ("#", "%:", "??=", "__has_", "_Pragma")
 MAX_HEADERS = 256
 
 
@@ -35,36 +44,59 @@ class Header:
     data: bytes
 
 
-def _splice(text: str) -> str:
-    """Join lines continued with a backslash, keeping the line count: the joined line is
-    followed by as many empty lines as it swallowed, so line numbers stay the user's."""
-    if "\\\n" not in text:
-        return text
-    out, pending = [], 0
-    for piece in text.split("\n"):
-        if piece.endswith("\\"):
-            out.append(piece[:-1])
-            pending += 1
-            continue
-        out.append(piece + "\n" + "\n" * pending)
-        pending = 0
-    return "".join(out)[:-1]
+@dataclass(frozen=True)
+class Use:
+    """One place where the source names a file: a directive or a probe."""
+
+    line: int
+    kind: str  # include, include_next, import, embed, dependency, or a probe's name
+    operand: str  # as written: "name", <name>, or anything else (computed)
+
+    @property
+    def follows(self) -> bool:
+        """Whether the compiler reads the file as source (so it must be scanned too)."""
+        return self.kind in ("include", "include_next", "import")
+
+    def describe(self) -> str:
+        """The use as the user wrote it, for messages."""
+        if self.kind.startswith("__has"):
+            return f"{self.kind}({self.operand})"
+        return f"#{'pragma GCC ' if self.kind == 'dependency' else ''}{self.kind} {self.operand}"
 
 
-def _strip_comments(text: str) -> str:
-    """Comments replaced by the newlines they contained (string literals kept)."""
-    def replace(match: re.Match[str]) -> str:
-        token = match.group(0)
-        return token if token[0] in "\"'" else " " + "\n" * token.count("\n")
-    return _LEXEMES.sub(replace, text)
+def uses(text: str) -> list[Use]:
+    """Every directive and probe in `text` that names a file, in every reading of it."""
+    if not any(hint in text for hint in _HINTS):
+        return []
+    found: set[Use] = set()
+    for reading in readings(text):
+        found |= _uses_in(logical_text(text, reading))
+    return sorted(found, key=lambda u: (u.line, u.kind, u.operand))
+
+
+def _uses_in(clean: str) -> set[Use]:
+    """The uses in one logical text."""
+    def line_of(offset: int) -> int:
+        return clean.count("\n", 0, offset) + 1
+    found = set()
+    for match in _DIRECTIVE.finditer(clean):
+        kind = match.group(1).split()[-1]
+        operand = match.group(2)
+        if kind == "dependency":  # a message may follow the file's name
+            first = _FIRST_OPERAND.match(operand)
+            operand = first.group(1) if first else operand
+        found.add(Use(line_of(match.start()), kind, operand))
+    for match in _PROBE.finditer(clean):
+        if match.group(2):  # `defined(__has_include)` asks about the operator itself
+            found.add(Use(line_of(match.start()), match.group(1), match.group(3) or ""))
+    for match in _PRAGMA_DEPENDENCY.finditer(clean):
+        found.add(Use(line_of(match.start()), "_Pragma", "GCC dependency"))
+    return found
 
 
 def directives(text: str) -> list[tuple[int, str]]:
     """(line, operand) of every #include / #include_next / #import in `text`."""
-    if "#" not in text and "%:" not in text:  # no directive at all (splices can split words)
-        return []
-    clean = _strip_comments(_splice(text))
-    return [(clean.count("\n", 0, m.start()) + 1, m.group(2)) for m in _DIRECTIVE.finditer(clean)]
+    return [(u.line, u.operand) for u in uses(text) if u.follows]
 
 
 @dataclass
@@ -75,36 +107,37 @@ class _Scan:
     extra_dirs: list[Path]
     found: dict[Path, Header]
 
-    def refuse(self, where: str, line: int, operand: str, reason: str) -> OptionError:
-        """An OptionError naming the directive and where it is."""
-        return OptionError(f"#include {operand}", reason, where, line)
-
     def visit(self, text: str, where: str, including_dir: Path | None) -> None:
-        """Check every include of `text` and follow the ones that land in the folder."""
-        for line, operand in directives(text):
-            parsed = _OPERAND.match(operand)
+        """Check every use of a file in `text` and follow the includes that land in the
+        folder."""
+        for use in uses(text):
+            if use.kind == "_Pragma":
+                raise OptionError('_Pragma("GCC dependency ...")', "it makes the compiler "
+                                  "look for a file; kernels never need it", where, use.line)
+            parsed = _OPERAND.match(use.operand)
             if not parsed:
-                raise self.refuse(where, line, operand, "computed includes are refused: write "
-                                  "the header's name in quotes or angle brackets")
+                what = "includes" if use.kind.startswith(("include", "import")) else "names"
+                raise OptionError(use.describe(), f"computed {what} are refused: write the "
+                                  "header's name in quotes or angle brackets", where, use.line)
             name, quoted = (parsed.group(1), True) if parsed.group(1) is not None else (
                 parsed.group(2), False)
-            self._check_name(name, where, line, operand, including_dir)
-            target = self._resolve(name, quoted, including_dir)
+            self._check_name(name, where, use, including_dir)
+            target = self._resolve(name, quoted, including_dir) if use.follows else None
             if target is not None and target not in self.found:
-                self._follow(target, where, line, operand)
+                self._follow(target, where, use)
 
-    def _check_name(self, name: str, where: str, line: int, operand: str,
-                    including_dir: Path | None) -> None:
+    def _check_name(self, name: str, where: str, use: Use, including_dir: Path | None) -> None:
         """Refuse absolute names and names that climb out of the kernel's folder."""
         if not name:
-            raise self.refuse(where, line, operand, "an empty header name")
+            raise OptionError(use.describe(), "an empty header name", where, use.line)
         if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or "\\" in name:
-            raise self.refuse(where, line, operand, "absolute header paths are refused: "
-                              "put the header in the kernel's folder")
+            raise OptionError(use.describe(), "absolute header paths are refused: put the "
+                              "header in the kernel's folder", where, use.line)
         if ".." in Path(name).parts:
             base = including_dir or self.folder
             if base is None or not _inside(_lexical(base / name), self.folder):
-                raise self.refuse(where, line, operand, "it climbs out of the kernel's folder")
+                raise OptionError(use.describe(), "it climbs out of the kernel's folder",
+                                  where, use.line)
 
     def _resolve(self, name: str, quoted: bool, including_dir: Path | None) -> Path | None:
         """The file the compiler would open, when it lies in the kernel's folder; None when
@@ -117,13 +150,14 @@ class _Scan:
                 return candidate
         return None
 
-    def _follow(self, target: Path, where: str, line: int, operand: str) -> None:
+    def _follow(self, target: Path, where: str, use: Use) -> None:
         """Read a header in the folder (refusing links that leave it) and scan it in turn."""
         if self.folder is None or not _inside(target.resolve(), self.folder.resolve()):
-            raise self.refuse(where, line, operand, "a symbolic link that leads outside the "
-                              "kernel's folder")
+            raise OptionError(use.describe(), "a symbolic link that leads outside the "
+                              "kernel's folder", where, use.line)
         if len(self.found) >= MAX_HEADERS:
-            raise self.refuse(where, line, operand, f"more than {MAX_HEADERS} local headers")
+            raise OptionError(use.describe(), f"more than {MAX_HEADERS} local headers", where,
+                              use.line)
         data = target.read_bytes()
         self.found[target] = Header(target, data)
         folder = self.folder or target.parent
