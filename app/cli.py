@@ -17,9 +17,14 @@ from types import ModuleType
 
 from app import __version__, offline
 from app import commands as commands_package
+from app.review.record import record_command
 
 # Help lists commands in this order; commands not named here follow alphabetically.
-ORDER = ["gui", "doctor", "compile", "verify", "spec-check", "bench", "ask", "propose"]
+ORDER = ["gui", "doctor", "compile", "verify", "spec-check", "bench", "compare", "ask", "propose",
+         "bundle", "review", "audit"]
+# Commands whose every run the audit log records here (compare, bundle and review record their
+# own, richer entries).
+AUDITED = ("verify", "bench")
 
 
 def _command_modules() -> dict[str, ModuleType]:
@@ -56,6 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    if args.command in AUDITED:
+        warning = record_command(args.command, args.spec, code)
+        if warning:
+            print(warning, file=sys.stderr)
     return code
 
 

@@ -56,9 +56,14 @@ STARTUP_PROBE = EnvSetting("KERNEL_STUDIO_STARTUP_PROBE", "set by benchmarks/gui
                            "GUI prints when its window is exposed, then quits")
 TOKENIZER_DIR = EnvSetting("KERNEL_STUDIO_TOKENIZER_DIR", "tests on a GPU machine: a tokenizer "
                            "folder where the model folder does not travel")
+AUDIT_LOG = EnvSetting("KERNEL_STUDIO_AUDIT_LOG", "the audit log that verify, bench, compare, "
+                       "bundle and review append to (default: the data folder's "
+                       "audit/audit.jsonl); 'off' records nothing")
+AUDIT_KEY = EnvSetting("KERNEL_STUDIO_AUDIT_KEY", "folder of the Ed25519 key that signs audit "
+                       "entries (default: the data folder's audit/)")
 
 ALL = (CACHE_DIR, DATA_DIR, MODELS_DIR, CXX, CPU_THREADS, CPU_UCONTEXT, SANDBOX, BWRAP,
-       REFERENCE_TIMEOUT, STARTUP_PROBE, TOKENIZER_DIR)
+       REFERENCE_TIMEOUT, STARTUP_PROBE, TOKENIZER_DIR, AUDIT_LOG, AUDIT_KEY)
 
 
 def describe() -> list[str]:

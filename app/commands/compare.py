@@ -1,0 +1,114 @@
+"""`kernel-studio compare A.toml B.toml [C.toml ...]`: variants of one task side by side:
+compiled (resources, occupancy, SASS mix), verified on the same cases and seeds, and on a GPU
+timed interleaved with each one's ratio to the baseline and its 95% interval."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from app import cli_flags as flags
+from app import settings
+from app.commands.bench import parse_sweep
+from app.commands.verify import add_compiler_argument
+from app.review.compare import CompareReport, compare_variants
+from app.review.evaluate import RunOptions
+from app.review.record import OUTCOMES, record, spec_subject
+from app.review.reports import compare_html, write_report
+from app.review.text import describe_compare
+from app.review.variants import VariantError, load_variants, pick_baseline
+
+HELP = ("compare variants of one task: resources, verdicts on the same cases and seeds, and on "
+        "a GPU timing with ratios to a baseline (exit 0 all passed, 1 one failed, 2 bad input, "
+        "3 undecided)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The compare flags."""
+    parser.add_argument("specs", nargs="+", metavar="SPEC.toml",
+                        help="two or more specs of the same task (same arguments)")
+    parser.add_argument("--baseline", metavar="NAME",
+                        help="the variant the others are measured against (its name, file or "
+                             "path; default: the first)")
+    parser.add_argument("--sweep", type=parse_sweep, metavar="VAR=V1,V2,...",
+                        help="time at each value of one size variable (e.g. n=1e4,1e5,1e6)")
+    parser.add_argument("--report", type=Path, metavar="FILE.html",
+                        help="also write a self-contained HTML report here")
+    parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
+                        help="where verification runs (timing always needs a GPU)")
+    parser.add_argument("--no-timing", action="store_true", help="compile and verify only")
+    parser.add_argument("--budget-ms", type=flags.milliseconds, default=1000.0,
+                        help="timing budget per variant and case, in ms (default 1000)")
+    parser.add_argument("--timeout", type=flags.seconds, default=settings.TIME_LIMIT_S,
+                        help="seconds one launch may take before it is killed (default 10)")
+    parser.add_argument("--arch", type=flags.arch,
+                        help="compile for this arch when no GPU decides it (default sm_90)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals")
+    add_compiler_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _progress(text: str, fraction: float) -> None:
+    """Progress on stderr, so that stdout stays the report."""
+    if sys.stderr.isatty():
+        print(f"\r[{fraction:4.0%}] {text:<60}"[:80], end="", file=sys.stderr, flush=True)
+
+
+def _report_problem(path: Path | None) -> str | None:
+    """Why the report cannot be written there, or None."""
+    if path is None:
+        return None
+    if path.suffix.lower() not in (".html", ".htm"):
+        return f"--report {path}: name an .html file"
+    if not path.parent.is_dir():
+        return f"--report {path}: the folder {path.parent} does not exist"
+    if path.is_dir():
+        return f"--report {path} is a folder: name a file"
+    return None
+
+
+def _record(report: CompareReport, variants_subjects: list[dict[str, object]]) -> None:
+    """One audit entry for the whole compare."""
+    details = {"baseline": report.baseline,
+               "verdicts": {v.name: str(v.verdict.status) for v in report.variants},
+               "timing": report.timing.status,
+               "ratios": {r.variant: r.ratio for r in report.timing.rows}}
+    warning = record("compare", {"variants": variants_subjects},
+                     OUTCOMES.get(report.exit_code, "failed"), details)
+    if warning:
+        print(warning, file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare, print the table (or JSON), write the report; exit code over every variant."""
+    problem = _report_problem(args.report)
+    if problem:
+        print(f"kernel-studio compare: {problem}", file=sys.stderr)
+        return 2
+    try:
+        variants = load_variants(args.specs)
+        baseline = pick_baseline(variants, args.baseline)
+    except VariantError as error:
+        print(f"kernel-studio compare: {error}", file=sys.stderr)
+        return 2
+    options = RunOptions(backend=args.backend, timeout=args.timeout, arch=args.arch,
+                         compiler=args.compiler, trusted=None, time=not args.no_timing,
+                         budget_ms=args.budget_ms, sweep=args.sweep, seed=args.seed)
+    report = compare_variants(variants, baseline, options,
+                              progress=None if args.json else _progress)
+    if sys.stderr.isatty() and not args.json:
+        print("\r" + " " * 80 + "\r", end="", file=sys.stderr)
+    print(json.dumps(report.to_json(), indent=2) if args.json else describe_compare(report))
+    _record(report, [spec_subject(v.spec) for v in variants])
+    if args.report is not None:
+        try:
+            write_report(args.report, compare_html(report))
+        except OSError as error:
+            print(f"kernel-studio compare: cannot write {args.report}: {error.strerror}",
+                  file=sys.stderr)
+            return 2
+        if not args.json:
+            print(f"report: {args.report}")
+    return report.exit_code

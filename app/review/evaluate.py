@@ -1,0 +1,166 @@
+"""Running variants: each verified on the same cases and seeds, then the ones that passed timed
+together on a GPU (interleaved, on the same inputs), with each one's median and its 95%
+interval, and its ratio to a baseline with the interval of that ratio.
+
+Kernels and references run where the engine runs them (worker processes, the sandbox); whether
+code that came from elsewhere may run at all is app.trust's decision (`trusted=None`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from app import settings
+from app.engine.bench.reports import BenchReport, VariantTiming
+from app.engine.bench.runner import BenchOptions, bench
+from app.engine.bench.stats import bootstrap_median, bootstrap_ratio
+from app.engine.verify.results import Status, Verdict
+from app.engine.verify.runs import VerifyOptions
+from app.engine.verify.verifier import verify
+from app.engine.worker import backends
+from app.spec import Case, Spec
+
+Progress = Callable[[str, float], None]
+NO_GPU = ("not timed: timing needs an NVIDIA GPU with pycuda, and the CPU emulator's times say "
+          "nothing about a GPU")
+LEVEL = 0.95
+
+
+@dataclass
+class RunOptions:
+    """How variants are verified and timed."""
+
+    backend: str = "auto"
+    timeout: float = settings.TIME_LIMIT_S
+    arch: str | None = None
+    compiler: str | None = None
+    # None: app.trust decides (code from elsewhere); True only for the user's own specs.
+    trusted: bool | None = None
+    time: bool = True
+    budget_ms: float = 1000.0
+    sweep: tuple[str, list[int | float]] | None = None
+    seed: int = 0
+
+
+@dataclass
+class TimingRow:
+    """One variant at one timed case: its median with a 95% interval, and its time ratio to the
+    baseline with the interval of that ratio (None where there is no baseline to divide by)."""
+
+    variant: str
+    case: dict[str, int | float]
+    status: str
+    message: str = ""
+    samples: int = 0
+    median_ms: float | None = None
+    low_ms: float | None = None
+    high_ms: float | None = None
+    ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    gbps: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TimingRow:
+        """A row from to_json's data."""
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def ratio_words(self) -> str:
+        """'0.52x (0.50..0.55)', or '-' without a ratio."""
+        if self.ratio is None:
+            return "-"
+        return f"{self.ratio:.3g}x ({self.ratio_low:.3g}..{self.ratio_high:.3g})"
+
+
+@dataclass
+class Timing:
+    """What timing produced: rows, or why there are none, and where it ran."""
+
+    status: str
+    note: str
+    rows: list[TimingRow] = field(default_factory=list)
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {"status": self.status, "note": self.note, "environment": self.environment,
+                "rows": [r.to_json() for r in self.rows]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Timing:
+        """Timing from to_json's data."""
+        return cls(str(data.get("status", "")), str(data.get("note", "")),
+                   [TimingRow.from_json(r) for r in data.get("rows", [])],
+                   dict(data.get("environment") or {}))
+
+
+def verify_on(spec: Spec, cases: list[Case], seeds: int, options: RunOptions,
+              progress: Progress | None = None) -> Verdict:
+    """Verify one spec on the given cases and seeds (the same for every variant)."""
+    verify_options = VerifyOptions(backend=options.backend, seeds=seeds, cases=list(cases),
+                                   timeout=options.timeout, arch=options.arch,
+                                   trusted=options.trusted, compiler=options.compiler)
+    return verify(spec, verify_options, progress=progress)
+
+
+def gpu_available() -> tuple[bool, str]:
+    """Whether kernels can be timed here, and why not."""
+    chosen, reason = backends.choose("pycuda")
+    return chosen is not None, reason
+
+
+def time_specs(named: list[tuple[str, Spec]], baseline: str | None, options: RunOptions,
+               progress: Progress | None = None) -> Timing:
+    """Time the specs together on the GPU; a Timing saying why not when there is none."""
+    if not options.time:
+        return Timing("not_timed", "not timed: timing was not asked for")
+    if not named:
+        return Timing("not_timed", "not timed: no variant passed verification")
+    ok, reason = gpu_available()
+    if not ok:
+        return Timing("not_timed", f"{NO_GPU} ({reason})" if reason else NO_GPU)
+    bench_options = BenchOptions(backend="pycuda", budget_ms=options.budget_ms,
+                                 sweep=options.sweep, verify_first=False, seed=options.seed,
+                                 timeout=options.timeout, compiler=options.compiler)
+    report = bench([spec for _, spec in named], bench_options, progress=progress)
+    return timing_from(report, named, baseline, options.seed)
+
+
+def _by_path(named: list[tuple[str, Spec]]) -> dict[str, str]:
+    """Spec path (as the bench report records it) to the variant's name."""
+    return {str(spec.path or ""): name for name, spec in named}
+
+
+def timing_from(report: BenchReport, named: list[tuple[str, Spec]], baseline: str | None,
+                seed: int) -> Timing:
+    """Rows with intervals and ratios from a bench report."""
+    names = _by_path(named)
+    rows: list[TimingRow] = []
+    for point in report.points:
+        timings = {names.get(v.spec_path, v.name): v for v in point.variants}
+        base = timings.get(baseline) if baseline else None
+        rows += [_row(name, v, base, seed) for name, v in timings.items()]
+    environment = {**report.environment, "backend": report.backend,
+                   "device": report.device.get("name"), "mode": report.mode}
+    status = "timed" if report.status == Status.TIMED else str(report.status)
+    return Timing(status, report.message, rows, environment)
+
+
+def _row(name: str, timing: VariantTiming, base: VariantTiming | None, seed: int) -> TimingRow:
+    """One row: the median's interval, and the ratio to `base` when both have samples."""
+    row = TimingRow(name, dict(timing.case), str(timing.status), timing.message,
+                    len(timing.samples_ms), gbps=timing.gbps)
+    if timing.samples_ms:
+        row.median_ms, row.low_ms, row.high_ms = bootstrap_median(timing.samples_ms, LEVEL,
+                                                                  seed=seed)
+    if base is not None and timing.samples_ms and base.samples_ms:
+        interval = bootstrap_ratio(timing.samples_ms, base.samples_ms, LEVEL, seed=seed)
+        row.ratio, row.ratio_low, row.ratio_high = interval.ratio, interval.low, interval.high
+    return row
