@@ -134,9 +134,8 @@ def exit_status(returncode: int) -> int:
     return -(returncode - 128) if 128 < returncode < 128 + 65 else returncode
 
 
-def _bwrap_path() -> str | None:
-    """The bubblewrap program: KERNEL_STUDIO_BWRAP, else bwrap on the PATH."""
-    named = settings.BWRAP.get()
+def _bwrap_path(named: str | None) -> str | None:
+    """The bubblewrap program: the one KERNEL_STUDIO_BWRAP names, else bwrap on the PATH."""
     if named:
         return named if os.access(named, os.X_OK) else None
     return shutil.which("bwrap")
@@ -166,18 +165,23 @@ def _try(bwrap: str, prlimit: str, flags: tuple[str, ...]) -> str:
     return "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
 
 
-@functools.cache
 def probe() -> Isolation:
-    """Find out, once per process, whether and how sandboxes can be made here. A new user
-    namespace is tried first; where that is refused (some hosts forbid them, even to root),
-    the other namespaces alone are tried, which needs bwrap to run with privileges."""
-    if settings.SANDBOX.get() == "none":
+    """Find out whether and how sandboxes can be made here (once per setting and process)."""
+    return _probe(settings.SANDBOX.get(), settings.BWRAP.get(), inside())
+
+
+@functools.cache
+def _probe(setting: str | None, bwrap_setting: str | None, nested: bool) -> Isolation:
+    """probe() for these settings. A new user namespace is tried first; where that is refused
+    (some hosts forbid them, even to root), the other namespaces alone are tried, which needs
+    bwrap to run with privileges."""
+    if setting == "none":
         return Isolation(False, "turned off by KERNEL_STUDIO_SANDBOX=none")
-    if inside():
+    if nested:
         return Isolation(False, "already inside a sandbox, which contains whatever runs here")
     if not sys.platform.startswith("linux"):
         return Isolation(False, f"sandboxes need Linux namespaces; this is {sys.platform}")
-    bwrap, prlimit = _bwrap_path(), shutil.which("prlimit")
+    bwrap, prlimit = _bwrap_path(bwrap_setting), shutil.which("prlimit")
     if bwrap is None:
         return Isolation(False, "bubblewrap is not installed (Debian and Ubuntu: apt-get "
                          "install bubblewrap; or set KERNEL_STUDIO_BWRAP to its path)")

@@ -126,7 +126,7 @@ def save_store(entries: list[Entry]) -> None:
 def add(spec: Spec) -> Entry:
     """Trust the spec's current content; returns its entry."""
     files = content(spec)
-    entry = Entry(digest_of(files), str(spec.path or spec.base_dir), files,
+    entry = Entry(digest_of(files), str(Path(spec.path or spec.base_dir).resolve()), files,
                   time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     kept = [e for e in load_store() if e.digest != entry.digest and e.spec != entry.spec]
     save_store([*kept, entry])
