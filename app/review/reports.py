@@ -117,8 +117,9 @@ def _provenance(report: CompareReport) -> str:
            "platform": platform.platform(), **{k: v for k, v in
                                                 report.timing.environment.items() if v}}
     env_rows: list[list[str | h.Cell]] = [[k, h.Cell(str(v), "mono")] for k, v in env.items()]
-    hashes: list[list[str | h.Cell]] = [[v.name, h.Cell(v.spec_path, "mono"), h.Cell(sha256_text(v.source), "mono")]
-              for v in report.variants]
+    hashes: list[list[str | h.Cell]] = [
+        [v.name, h.Cell(v.spec_path, "mono"), h.Cell(sha256_text(v.source), "mono")]
+        for v in report.variants]
     return (h.section("Environment", h.table(["what", "value"], env_rows)) +
             h.section("Hashes", h.table(["variant", "spec", "SHA-256 of the kernel source"],
                                         hashes)))

@@ -1,0 +1,148 @@
+"""`kernel-studio bundle create SPEC... -o FILE.ksb` and `kernel-studio bundle verify FILE.ksb`:
+review bundles. Create obtains each spec's results here and writes one file; verify checks the
+bundle's manifest before anything runs, re-runs everything here and sets claims beside results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from app import cli_flags as flags
+from app import settings
+from app.review.bundle import BundleError, extract, open_bundle
+from app.review.bundle_check import BundleCheck, describe_check, verify_bundle
+from app.review.bundle_make import create_bundle
+from app.review.bundle_report import bundle_html
+from app.review.evaluate import RunOptions
+from app.review.record import OUTCOMES, record, spec_subject
+from app.review.reports import write_report
+from app.spec import SpecError, load_spec
+
+HELP = ("review bundles: `create SPEC... -o FILE.ksb` packs kernels, specs, references, headers, "
+        "results and environment with a SHA-256 manifest; `verify FILE.ksb` checks it and "
+        "re-runs it here")
+MAX_NOTE = 4000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """create and verify."""
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = sub.add_parser("create", help="write a bundle of specs and their results")
+    create.add_argument("specs", nargs="+", metavar="SPEC.toml")
+    create.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.ksb")
+    create.add_argument("--note", default="", help="a note for the reviewer")
+    create.add_argument("--force", action="store_true", help="replace FILE.ksb if it exists")
+    check = sub.add_parser("verify", help="check a bundle and re-run everything in it here")
+    check.add_argument("bundle", type=Path, metavar="FILE.ksb")
+    check.add_argument("--into", type=Path, metavar="DIR",
+                       help="unpack into this new or empty folder and keep it (default: a "
+                            "temporary folder, removed afterwards)")
+    check.add_argument("--report", type=Path, metavar="FILE.html",
+                       help="also write a self-contained HTML report here")
+    for each in (create, check):
+        each.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
+                          help="where kernels run (timing needs a GPU)")
+        each.add_argument("--no-timing", action="store_true", help="do not time on a GPU")
+        each.add_argument("--timeout", type=flags.seconds, default=settings.TIME_LIMIT_S,
+                          help="seconds one launch may take (default 10)")
+        each.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _options(args: argparse.Namespace) -> RunOptions:
+    """How to run: bundled code is never vouched for here (trusted=None: app.trust decides)."""
+    return RunOptions(backend=args.backend, timeout=args.timeout, trusted=None,
+                      time=not args.no_timing)
+
+
+def _fail(message: str) -> int:
+    """One message on stderr, exit 2."""
+    print(f"kernel-studio bundle: {message}", file=sys.stderr)
+    return 2
+
+
+def _create(args: argparse.Namespace) -> int:
+    """Write the bundle and record it."""
+    output: Path = args.output
+    if output.suffix != ".ksb":
+        return _fail(f"-o {output}: name a .ksb file")
+    if not output.parent.is_dir():
+        return _fail(f"-o {output}: the folder {output.parent} does not exist")
+    if output.exists() and not args.force:
+        return _fail(f"{output} exists; give --force to replace it")
+    if len(args.note) > MAX_NOTE:
+        return _fail(f"--note is longer than {MAX_NOTE} characters")
+    try:
+        specs = [load_spec(path) for path in args.specs]
+        made = create_bundle(specs, output, args.note, _options(args))
+    except (SpecError, BundleError) as error:
+        return _fail(str(error))
+    except OSError as error:
+        return _fail(f"cannot write {output}: {error.strerror or error}")
+    statuses = {r["name"]: r["verdict"]["status"] for r in made.results}
+    warning = record("bundle-create", {"bundle": str(output), "digest": made.digest,
+                                       "specs": [spec_subject(s) for s in specs]},
+                     "written", {"verdicts": statuses, "note": args.note})
+    if args.json:
+        print(json.dumps({"bundle": str(output), "digest": made.digest, "signed": made.signed,
+                          "verdicts": statuses}, indent=2))
+    else:
+        print(f"wrote {output} (manifest SHA-256 {made.digest}; "
+              f"{'signed' if made.signed else 'not signed: kernel-studio audit keygen'})")
+        for name, status in statuses.items():
+            print(f"  {name}: {status}")
+    if warning:
+        print(warning, file=sys.stderr)
+    return 0
+
+
+def _report_problem(path: Path | None) -> str | None:
+    """Why the report cannot go there, or None."""
+    if path is not None and (path.suffix.lower() not in (".html", ".htm")
+                             or not path.parent.is_dir()):
+        return f"--report {path}: name an .html file in an existing folder"
+    return None
+
+
+def _run_check(args: argparse.Namespace, folder: Path) -> BundleCheck:
+    """Open (every check before anything runs), unpack, re-run (BundleError when refused)."""
+    bundle = open_bundle(args.bundle)
+    extract(bundle, folder)
+    return verify_bundle(bundle, folder, _options(args))
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Check, re-run, compare, report and record."""
+    problem = _report_problem(args.report)
+    if problem:
+        return _fail(problem)
+    folder = args.into or Path(tempfile.mkdtemp(prefix="kernel-studio-bundle-"))
+    try:
+        check = _run_check(args, folder if args.into else folder / "unpacked")
+    except BundleError as error:
+        return _fail(f"{args.bundle}: refused: {error}")
+    finally:
+        if args.into is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    print(json.dumps(check.to_json(), indent=2) if args.json else describe_check(check))
+    warning = record("bundle-verify", {"bundle": str(args.bundle), "digest": check.digest},
+                     OUTCOMES.get(check.exit_code, "failed"),
+                     {"claims_hold": check.claims_hold, "signed_by": check.signer or None,
+                      "verdicts": {s.name: str(s.verdict.status) for s in check.specs}})
+    if warning:
+        print(warning, file=sys.stderr)
+    if args.report is not None:
+        try:
+            write_report(args.report, bundle_html(check))
+        except OSError as error:
+            return _fail(f"cannot write {args.report}: {error.strerror}")
+    return check.exit_code
+
+
+def run(args: argparse.Namespace) -> int:
+    """create or verify."""
+    return _create(args) if args.action == "create" else _verify(args)

@@ -1,0 +1,238 @@
+"""`kernel-studio bundle verify`: after app.review.bundle has checked the bundle, unpack it into
+a folder of its own, obtain every result again here (compile, verification on the claimed cases
+and seeds, timing where a GPU is), and set each claim beside what was obtained, flagging every
+difference.
+
+Bundled kernels and references are code from elsewhere: verification runs them with
+`trusted=None`, so app.trust decides (inside the sandbox, or not at all: "unverified").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.engine.verify.results import BAD_INPUT, FAILING, UNDECIDED, RunResult, Verdict
+from app.review.bundle import Bundle, BundleError
+from app.review.environment import environment, gpu_names
+from app.review.evaluate import RunOptions, Timing, time_specs, verify_on
+from app.review.profile import CompileFacts, compile_facts
+from app.spec import Spec, SpecError, load_spec
+
+Progress = Callable[[str, float], None]
+COMPILE_FIELDS = ("ok", "registers", "shared_static_bytes", "local_bytes", "spill_stores_bytes",
+                  "spill_loads_bytes", "instructions")
+# Times on another machine, or another day, move: a median within this factor of the claim
+# agrees.
+TIME_FACTOR = 1.25
+
+
+@dataclass(frozen=True)
+class Item:
+    """One claim beside what was obtained here; `differs` flags a difference, a note says
+    why something could not be compared."""
+
+    what: str
+    claimed: str
+    obtained: str
+    differs: bool
+    note: str = ""
+
+
+@dataclass
+class SpecCheck:
+    """One bundled spec: what was claimed, what was obtained, and the items compared."""
+
+    name: str
+    member: str
+    verdict: Verdict
+    compile: CompileFacts
+    timing: Timing
+    claimed_status: str
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def differences(self) -> list[Item]:
+        """The items that differ."""
+        return [i for i in self.items if i.differs]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {"name": self.name, "spec": self.member, "claimed_status": self.claimed_status,
+                "obtained": {"verdict": self.verdict.to_json(), "compile": self.compile.to_json(),
+                             "timing": self.timing.to_json()},
+                "items": [vars(i) for i in self.items],
+                "differences": len(self.differences)}
+
+
+@dataclass
+class BundleCheck:
+    """The whole re-check of a bundle."""
+
+    path: str
+    digest: str
+    signer: str
+    note: str
+    made_in: dict[str, Any]
+    here: dict[str, Any]
+    specs: list[SpecCheck]
+    files: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def claims_hold(self) -> bool:
+        """Every claim was obtained again."""
+        return not any(s.differences for s in self.specs)
+
+    @property
+    def exit_code(self) -> int:
+        """2 a bundled spec or reference is unusable, 1 a claim differs or a kernel failed,
+        3 something could not be obtained here, 0 every claim holds and every kernel passed."""
+        statuses = [s.verdict.status for s in self.specs]
+        if any(s in BAD_INPUT for s in statuses):
+            return 2
+        if not self.claims_hold or any(s in FAILING for s in statuses):
+            return 1
+        return 3 if any(s in UNDECIDED for s in statuses) else 0
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {"kind": "bundle-verify", "bundle": self.path, "digest": self.digest,
+                "signed_by": self.signer or None, "note": self.note,
+                "claims_hold": self.claims_hold, "exit_code": self.exit_code,
+                "made_in": self.made_in, "here": self.here,
+                "specs": [s.to_json() for s in self.specs]}
+
+
+def _run_key(run: dict[str, Any] | RunResult) -> str:
+    """(case, seed) of a run as a stable text."""
+    case, seed = (run.case, run.seed) if isinstance(run, RunResult) else (run.get("case"),
+                                                                          run.get("seed"))
+    items = ", ".join(f"{k}={v}" for k, v in sorted(dict(case or {}).items()))
+    return f"case {{{items}}} seed {seed}"
+
+
+def _same(what: str, claimed: object, obtained: object, note: str = "") -> Item:
+    """An item that differs when the two values do."""
+    return Item(what, str(claimed), str(obtained), claimed != obtained, note)
+
+
+def _verdict_items(claimed: dict[str, Any], verdict: Verdict) -> list[Item]:
+    """The verdict and every run's status."""
+    items = [_same("verdict", claimed.get("status"), str(verdict.status))]
+    obtained = {_run_key(r): str(r.status) for r in verdict.runs}
+    for run in claimed.get("runs") or []:
+        key = _run_key(run)
+        items.append(_same(key, run.get("status"), obtained.get(key, "not run")))
+    return items
+
+
+def _compile_items(claimed: dict[str, Any], facts: CompileFacts) -> list[Item]:
+    """Resources, when both sides compiled for the same architecture with the same compiler."""
+    if (claimed.get("arch"), claimed.get("compiler")) != (facts.arch, facts.compiler):
+        return [Item("compile", f"{claimed.get('compiler')} for {claimed.get('arch')}",
+                     f"{facts.compiler} for {facts.arch}", False,
+                     "another architecture or compiler: resources not compared")]
+    return [_same(f"compile: {name}", claimed.get(name), getattr(facts, name))
+            for name in COMPILE_FIELDS]
+
+
+def _timing_items(claimed: dict[str, Any], timing: Timing, same_gpu: bool) -> list[Item]:
+    """Each claimed median beside the one obtained here."""
+    rows = {str(r.case): r for r in timing.rows}
+    items = []
+    for row in claimed.get("rows") or []:
+        what = f"median time at {row.get('case')}"
+        mine = rows.get(str(row.get("case")))
+        before = row.get("median_ms")
+        if mine is None or mine.median_ms is None or not before:
+            items.append(Item(what, f"{before} ms", "not timed", False,
+                              f"not timed here ({timing.note})"))
+            continue
+        factor = mine.median_ms / before
+        note = "" if same_gpu else "measured on another GPU"
+        items.append(Item(what, f"{before:.4g} ms", f"{mine.median_ms:.4g} ms",
+                          not 1 / TIME_FACTOR <= factor <= TIME_FACTOR, note))
+    return items
+
+
+def _spec_at(folder: Path, member: str) -> Spec:
+    """The unpacked spec (BundleError when it is not a valid one)."""
+    try:
+        return load_spec(folder.joinpath(*member.split("/")))
+    except SpecError as error:
+        raise BundleError(f"the bundled spec {member} is not valid: {error}") from None
+
+
+def _claim_options(claim: dict[str, Any], spec: Spec) -> tuple[list[Any], int]:
+    """The cases and seeds the claim was verified on (the spec's own when it does not say)."""
+    cases = claim.get("cases")
+    seeds = claim.get("seeds")
+    return (list(cases) if isinstance(cases, list) and cases else list(spec.cases),
+            int(seeds) if isinstance(seeds, int) and seeds > 0 else spec.seeds)
+
+
+def check_one(claim: dict[str, Any], folder: Path, options: RunOptions, same_gpu: bool,
+              progress: Progress) -> SpecCheck:
+    """Obtain one spec's results again and compare them with its claim."""
+    member = str(claim.get("spec", ""))
+    spec = _spec_at(folder, member)
+    cases, seeds = _claim_options(claim, spec)
+    facts = compile_facts(spec, str(claim.get("compile", {}).get("arch") or "") or options.arch,
+                          options.compiler)
+    verdict = verify_on(spec, cases, seeds, options, progress)
+    name = str(claim.get("name", member))
+    claimed_timing = dict(claim.get("timing") or {})
+    wants_timing = bool(claimed_timing.get("rows")) and verdict.passed
+    timing = time_specs([(name, spec)] if wants_timing else [], None, options, progress)
+    claimed_verdict = dict(claim.get("verdict") or {})
+    check = SpecCheck(name, member, verdict, facts, timing, str(claimed_verdict.get("status")))
+    check.items = (_verdict_items(claimed_verdict, verdict) +
+                   _compile_items(dict(claim.get("compile") or {}), facts) +
+                   _timing_items(claimed_timing, timing, same_gpu))
+    return check
+
+
+def verify_bundle(bundle: Bundle, folder: Path, options: RunOptions,
+                  progress: Progress | None = None) -> BundleCheck:
+    """Re-obtain every claim of an unpacked bundle (BundleError when its claims are unusable)."""
+    progress = progress or (lambda _t, _f: None)
+    claims = bundle.claims.get("results")
+    if not isinstance(claims, list) or not claims:
+        raise BundleError("the bundle claims no results (claims.json has none): nothing to check")
+    made_in = dict(bundle.claims.get("environment") or bundle.manifest.get("environment") or {})
+    here = environment()
+    same_gpu = bool(gpu_names(here)) and gpu_names(here)[:1] == gpu_names(made_in)[:1]
+    specs = []
+    for index, claim in enumerate(claims):
+        if not isinstance(claim, dict):
+            raise BundleError("claims.json holds something that is not a claim")
+        progress(f"checking {claim.get('name')}", index / len(claims))
+        specs.append(check_one(claim, folder, options, same_gpu, progress))
+    return BundleCheck(str(bundle.path), bundle.digest, bundle.signer, bundle.note, made_in,
+                       here, specs, dict(bundle.manifest.get("files") or {}))
+
+
+def describe_check(check: BundleCheck) -> str:
+    """The re-check for the terminal: claims beside results, differences marked."""
+    signed = f"signed by key {check.signer}" if check.signer else "not signed"
+    lines = [f"bundle {check.path} (manifest SHA-256 {check.digest[:16]}..., {signed})",
+             f"note: {check.note}" if check.note else "",
+             "claims hold" if check.claims_hold else
+             f"CLAIMS DIFFER: {sum(len(s.differences) for s in check.specs)} difference(s)"]
+    for spec in check.specs:
+        lines += ["", f"{spec.name}: claimed {spec.claimed_status}, obtained here "
+                      f"{spec.verdict.status} ({spec.verdict.backend or 'no backend'})"]
+        shown = [i for i in spec.items if i.differs or i.note]
+        for item in shown:
+            mark = "DIFFERS" if item.differs else "note"
+            extra = f"  ({item.note})" if item.note else ""
+            lines.append(f"  {mark:<7} {item.what}: claimed {item.claimed}, here "
+                         f"{item.obtained}{extra}")
+        agreeing = len(spec.items) - len(shown)
+        lines.append(f"  same    {agreeing} item(s) (verdict, each run, compile facts, timing)")
+        if not spec.verdict.passed:
+            lines.append(f"  here: {spec.verdict.message}")
+    return "\n".join(line for line in lines if line is not None).strip()
+
