@@ -1,7 +1,21 @@
 """The offline guard: Kernel Studio never touches the network at run time.
 
 Two layers: environment variables that keep Hugging Face libraries from reaching out (set before
-any of them is imported), and a socket guard that refuses any connection that is not local.
+any of them is imported), and a socket guard that refuses, in this process, everything by which
+a Python socket could reach another machine.
+
+The socket guard is an audit hook (PEP 578), not a patched method: CPython raises its `socket.*`
+audit events inside the C socket module itself, so the hook sees `connect` and `connect_ex`,
+`sendto` and `sendmsg`, `bind`, `socket.create_connection` and raw `_socket` use alike, and an
+audit hook cannot be removed once added. It refuses, with NetworkRefused:
+- creating a socket of any family but AF_UNIX, AF_INET and AF_INET6 (AF_PACKET, AF_NETLINK,
+  ...), or a raw socket: those reach the network below addresses;
+- connecting, sending to or binding an address that is not loopback (binding 0.0.0.0 or ""
+  would accept connections from other machines);
+- resolving a name other than localhost (the resolver itself sends DNS queries).
+AF_UNIX sockets and loopback addresses stay usable: Qt, multiprocessing and local servers need
+them. Code that calls the C library directly (ctypes, a native library) is beyond any Python
+hook; the sandbox's network namespace is the layer for that.
 """
 
 from __future__ import annotations
@@ -9,7 +23,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Callable
+import sys
 from typing import Any
 
 OFFLINE_ENV = {
@@ -21,10 +35,17 @@ OFFLINE_ENV = {
 }
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY",
                    "ALL_PROXY")
+ALLOWED_FAMILIES = frozenset(int(f) for f in (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6))
+# Events whose second argument is the peer or local address to check.
+ADDRESS_EVENTS = frozenset({"socket.connect", "socket.sendto", "socket.sendmsg", "socket.bind"})
+NAME_EVENTS = frozenset({"socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr",
+                         "socket.getnameinfo"})
+LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost",
+                         "ip6-loopback"})
 
 
 class NetworkRefused(OSError):
-    """A connection to a non-local address was attempted and refused by the offline guard."""
+    """A network operation was attempted and refused by the offline guard."""
 
 
 def apply_offline_env() -> None:
@@ -42,12 +63,13 @@ def proxy_settings() -> list[str]:
     return [name for name in PROXY_VARIABLES if os.environ.get(name)]
 
 
-def _is_local(address: Any) -> bool:
-    """True for Unix sockets and loopback addresses; everything else counts as the network."""
-    if not isinstance(address, tuple):
-        return True
-    host = str(address[0])
-    if host in ("localhost", ""):
+def _is_loopback_host(host: Any) -> bool:
+    """A host name or numeric address that stays on this machine."""
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if not isinstance(host, str):
+        return False
+    if host.lower() in LOCAL_NAMES:
         return True
     try:
         return ipaddress.ip_address(host.split("%")[0]).is_loopback
@@ -55,30 +77,73 @@ def _is_local(address: Any) -> bool:
         return False
 
 
-_original_connect: Callable[..., Any] | None = None
+def _is_local(address: Any, binding: bool = False) -> bool:
+    """True for Unix socket addresses (text, bytes, the abstract namespace) and loopback
+    addresses; everything else counts as the network. "" means every interface when binding."""
+    if address is None or isinstance(address, str | bytes):
+        return True
+    if not isinstance(address, tuple) or not address:
+        return False
+    if address[0] == "" and not binding:
+        return True  # connect(("", port)) reaches this machine
+    return _is_loopback_host(address[0])
+
+
+def _refuse_socket(family: Any, kind: Any) -> None:
+    """Refuse families that reach the network below addresses, and raw sockets. A family of
+    -1 is _socket's default (AF_INET), or one taken from an existing descriptor."""
+    if int(family) not in ALLOWED_FAMILIES and int(family) != -1:
+        raise NetworkRefused(f"Kernel Studio works offline: refused a socket of family "
+                             f"{_name(family, 'AF_')}")
+    if int(kind) & 0xF == int(socket.SOCK_RAW) and int(family) != socket.AF_UNIX:
+        raise NetworkRefused("Kernel Studio works offline: refused a raw socket")
+
+
+def _name(value: Any, prefix: str) -> str:
+    """A socket constant's name (AF_PACKET), or its number."""
+    names = [n for n in dir(socket) if n.startswith(prefix) and getattr(socket, n) == value]
+    return names[0] if names else str(value)
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    """The audit hook: cheap for every event that is not about sockets."""
+    if not event.startswith("socket."):
+        return
+    if event == "socket.__new__":
+        _refuse_socket(args[1], args[2])
+    elif event in ADDRESS_EVENTS:
+        if not _is_local(args[1], binding=event == "socket.bind"):
+            verb = "a bind to" if event == "socket.bind" else "a connection to"
+            raise NetworkRefused(f"Kernel Studio works offline: refused {verb} {args[1]!r}")
+    elif event in NAME_EVENTS and not _is_local_name(event, args[0] if args else None):
+        raise NetworkRefused(f"Kernel Studio works offline: refused to look up {args[0]!r}")
+
+
+def _is_local_name(event: str, subject: Any) -> bool:
+    """Whether a lookup stays on this machine (getnameinfo takes an address, the others a
+    name or a numeric host; None asks for this machine's wildcard)."""
+    if subject is None:
+        return True
+    if event == "socket.getnameinfo":
+        return isinstance(subject, tuple) and _is_local(subject)
+    return _is_loopback_host(subject)
+
+
+_installed = False
 
 
 def install_network_guard() -> None:
-    """Make every non-local socket connection in this process fail with NetworkRefused."""
-    global _original_connect
-    if _original_connect is not None:
+    """Refuse, from now on and for good, every network operation of this process's sockets."""
+    global _installed
+    if _installed:
         return
-    _original_connect = socket.socket.connect
-    original = _original_connect
-
-    def guarded_connect(self: socket.socket, address: Any) -> Any:
-        """Refuse non-local peers; pass local ones to the real connect."""
-        if not _is_local(address):
-            raise NetworkRefused(
-                f"Kernel Studio works offline: refused a connection to {address!r}")
-        return original(self, address)
-
-    socket.socket.connect = guarded_connect  # type: ignore[method-assign, assignment]
+    sys.addaudithook(_audit)
+    _installed = True
 
 
 def network_guard_installed() -> bool:
     """Whether install_network_guard() has run in this process."""
-    return _original_connect is not None
+    return _installed
 
 
 def enforce() -> None:

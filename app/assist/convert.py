@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import shutil
+import struct
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from app import offline
 from app.assist.errors import AssistError, ModelMissing, ModelRefused
 from app.assist.manifest import MANIFEST_NAME, Progress, sha256_file, write_manifest
+from app.assist.modelfiles import check_gguf, check_links, check_weights
 from app.assist.safety import check_contents
 from app.paths import models_dir
 
@@ -112,6 +114,18 @@ def _convert_gguf_into(gguf: Path, folder: Path, progress: Progress) -> None:
     tokenizer.save_pretrained(str(folder))
 
 
+def _converted(gguf: Path, folder: Path, progress: Progress) -> None:
+    """_convert_gguf_into, with a failure of the converter (a GGUF that passed check_gguf but
+    that transformers cannot read: an architecture it does not know, say) said in words."""
+    try:
+        _convert_gguf_into(gguf, folder, progress)
+    except (ValueError, KeyError, IndexError, TypeError, RuntimeError, OSError,
+            struct.error) as error:
+        raise ModelRefused(f"{gguf} could not be converted: {type(error).__name__}: {error}",
+                           gguf, "use a GGUF of a model architecture that transformers "
+                           "supports, or import a safetensors folder") from None
+
+
 def convert_gguf(gguf: Path, destination: Path, expected_sha256: str | None = None,
                  force: bool = False, progress: Progress = _noop) -> Path:
     """Convert one GGUF file into a checked safetensors model folder at `destination`."""
@@ -123,10 +137,12 @@ def convert_gguf(gguf: Path, destination: Path, expected_sha256: str | None = No
         raise ModelRefused(f"{gguf} has sha256 {digest[:16]}..., expected "
                            f"{expected_sha256[:16]}...: the file is not the one Kernel Studio "
                            "knows", gguf, "reinstall the package from a trusted wheelhouse")
+    check_gguf(gguf)
     temporary = _fresh_folder(destination, force)
     try:
-        _convert_gguf_into(gguf, temporary, progress)
+        _converted(gguf, temporary, progress)
         check_contents(temporary)
+        check_weights(temporary)
         write_manifest(temporary, {"kind": "gguf", "file": gguf.name, "sha256": digest},
                        lambda m, f: progress(m, 0.9 + 0.1 * f), destination.name)
         _publish(temporary, destination)
@@ -151,15 +167,19 @@ def import_folder(source: Path, destination: Path | None = None, force: bool = F
                   progress: Progress = _noop) -> Path:
     """Check a Hugging Face model folder and copy it, with a manifest, to `destination`;
     without a destination, adopt it in place (write the manifest into `source`)."""
+    if destination is None:
+        check_links(source)  # adopted in place, the folder is loaded as it is: no way out
     check_contents(source)
     origin = {"kind": "folder", "path": str(source.resolve())}
     if destination is None:
+        check_weights(source)
         write_manifest(source, origin, progress)
         return source
     temporary = _fresh_folder(destination, force)
     try:
         _copy_folder(source, temporary, progress)
         check_contents(temporary)
+        check_weights(temporary)
         write_manifest(temporary, origin, lambda m, f: progress(m, 0.5 + 0.5 * f),
                        destination.name)
         _publish(temporary, destination)

@@ -12,12 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from app.assist.errors import ModelRefused
+from app.assist.modelfiles import check_links
 from app.fsutil import atomic_write_text
 
 MANIFEST_NAME = "manifest.json"
 FORMAT = "kernel-studio-model-manifest"
 VERSION = 1
 _CHUNK = 4 << 20
+# A manifest lists a few dozen files; anything this large is not one.
+MAX_MANIFEST_BYTES = 16 << 20
 # A callback for long hashing: (message, fraction done in [0, 1]).
 Progress = Callable[[str, float], None]
 
@@ -103,14 +106,29 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ModelRefused(f"{folder} has no {MANIFEST_NAME}: Kernel Studio loads only models "
                            "whose files it has hashed", path, hint)
+    if path.is_symlink() or path.stat().st_size > MAX_MANIFEST_BYTES:
+        raise ModelRefused(f"{path} is not a Kernel Studio model manifest (a link, or larger "
+                           f"than {MAX_MANIFEST_BYTES} bytes)", path, hint)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         raise ModelRefused(f"{path} cannot be read: {error}", path, hint) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(
-            data.get("files"), dict):
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not _well_formed(
+            data.get("files")):
         raise ModelRefused(f"{path} is not a Kernel Studio model manifest", path, hint)
     return data
+
+
+def _well_formed(files: Any) -> bool:
+    """A manifest's `files`: relative names to {size: int, sha256: text}."""
+    if not isinstance(files, dict):
+        return False
+    for name, entry in files.items():
+        if name.startswith("/") or ".." in name.split("/") or not isinstance(entry, dict):
+            return False
+        if not isinstance(entry.get("size"), int) or not isinstance(entry.get("sha256"), str):
+            return False
+    return True
 
 
 def _changed(folder: Path, name: str, detail: str) -> ModelRefused:
@@ -141,7 +159,10 @@ def _check_sizes(folder: Path, recorded: dict[str, Any]) -> None:
 
 
 def verify_manifest(folder: Path, progress: Progress | None = None) -> dict[str, Any]:
-    """Check every file of `folder` against its manifest; ModelRefused names the first mismatch."""
+    """Check every file of `folder` against its manifest; ModelRefused names the first mismatch.
+    Links and file kinds are checked first: a link leading out of the folder is refused before
+    anything is read through it."""
+    check_links(folder)
     manifest = read_manifest(folder)
     recorded: dict[str, Any] = manifest["files"]
     _check_names(folder, recorded, model_files(folder))

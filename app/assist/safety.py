@@ -10,6 +10,7 @@ from typing import Any
 
 from app.assist.errors import ModelMissing, ModelRefused
 from app.assist.manifest import MANIFEST_NAME, Progress, model_files, verify_manifest
+from app.assist.modelfiles import check_weights
 
 # Formats that unpickle on load, and so can run arbitrary code.
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
@@ -58,7 +59,7 @@ def refuse_remote_code(folder: Path) -> None:
     for name in _config_files(folder):
         try:
             data = json.loads((folder / name).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
             raise ModelRefused(f"{folder / name} is not valid JSON: {error}",
                                folder / name) from None
         key = _remote_code_key(data)
@@ -96,6 +97,10 @@ def check_contents(folder: Path) -> None:
 
 
 def check_model_folder(folder: Path, progress: Progress | None = None) -> dict[str, Any]:
-    """Every check before a load, cheapest first; returns the verified manifest."""
+    """Every check before a load; returns the verified manifest. Nothing in the folder is
+    parsed before its links are checked and every file matches the manifest's SHA-256."""
+    require_folder(folder)
+    manifest = verify_manifest(folder, progress)
     check_contents(folder)
-    return verify_manifest(folder, progress)
+    check_weights(folder)
+    return manifest

@@ -21,6 +21,7 @@ from app.assist.answer import Answer
 from app.assist.convert import default_model_folder
 from app.assist.errors import AssistError, GenerationFailed
 from app.assist.manifest import Progress
+from app.assist.modelfiles import unreadable_as_refusal
 from app.assist.safety import check_model_folder
 from app.assist.streaming import EventStopper, Interrupted, OnToken, TokenStream, interrupt_on
 
@@ -147,8 +148,9 @@ class ModelSession:
         """The folder's tokenizer, local files only, no remote code."""
         from transformers import AutoTokenizer
 
-        return AutoTokenizer.from_pretrained(str(self.folder), local_files_only=True,
-                                             trust_remote_code=False)
+        return unreadable_as_refusal(self.folder, "tokenizer", lambda: (
+            AutoTokenizer.from_pretrained(str(self.folder), local_files_only=True,
+                                          trust_remote_code=False)))
 
     def _read_model(self, progress: Progress) -> tuple[Any, str, str]:
         """The weights, placed and quantized as asked."""
@@ -164,9 +166,10 @@ class ModelSession:
         if quantization == "int8":  # bitsandbytes warns on every matmul that it casts inputs
             warnings.filterwarnings("ignore", message="MatMul8bitLt: inputs will be cast")
         progress(f"loading weights ({device}, {quantization})", 0.7)
-        model: Any = AutoModelForCausalLM.from_pretrained(
-            str(self.folder), local_files_only=True, trust_remote_code=False,
-            use_safetensors=True, **quant.load_arguments(quantization, device))
+        model: Any = unreadable_as_refusal(self.folder, "weights", lambda: (
+            AutoModelForCausalLM.from_pretrained(
+                str(self.folder), local_files_only=True, trust_remote_code=False,
+                use_safetensors=True, **quant.load_arguments(quantization, device))))
         model.eval()
         return model, device, quantization
 

@@ -13,7 +13,7 @@ import pytest
 
 from app.assist import ModelRefused, ModelSession
 from app.assist.convert import import_folder, import_model
-from app.assist.manifest import MANIFEST_NAME, verify_manifest
+from app.assist.manifest import MANIFEST_NAME, verify_manifest, write_manifest
 from app.assist.safety import check_model_folder
 
 
@@ -130,6 +130,7 @@ def test_a_config_with_auto_map_is_refused(tiny_model: Callable[[str], Path]) ->
                auto_map={"AutoModelForCausalLM": "modeling_evil.EvilForCausalLM"})
     with pytest.raises(ModelRefused, match="auto_map"):
         import_folder(folder)
+    write_manifest(folder)  # hashed as it is: the manifest is checked first, then the contents
     with pytest.raises(ModelRefused) as refused:
         ModelSession(folder, device="cpu").load()
     assert "config.json" in str(refused.value)
@@ -141,6 +142,7 @@ def test_a_tokenizer_config_asking_for_remote_code_is_refused(
     folder = tiny_model("tiny")
     import_folder(folder)
     _edit_json(folder / "tokenizer_config.json", trust_remote_code=True)
+    write_manifest(folder)  # a manifest that agrees does not make remote code acceptable
     with pytest.raises(ModelRefused) as refused:
         ModelSession(folder, device="cpu").load_tokenizer()
     assert "tokenizer_config.json" in str(refused.value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +15,9 @@ import pytest
 
 from app import cases, expr, inits
 from app.dtypes import lookup
-from app.engine.verify import buffers
+from app.engine.verify import buffers, memory
+from app.engine.verify.results import RunResult
+from app.engine.worker import stderr_log
 from app.spec import SpecError, load_spec, parse_spec_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -214,3 +217,109 @@ def test_an_impossible_arch_is_bad_usage_not_a_compile_error(arch: str) -> None:
     done = kernel_studio("verify", str(VECTOR_ADD / "vector_add.toml"), "--backend", "cpu",
                          "--arch", arch)
     assert_usage_error(done, "--arch", arch)
+
+
+# --- memory: a case is refused before it runs when this machine cannot hold it ---------------
+
+
+def test_the_estimate_covers_buffers_copies_and_checks() -> None:
+    spec = load_spec(VECTOR_ADD / "vector_add.toml")
+    resolved = cases.resolve(spec, {"n": 1 << 26})
+    need = memory.need(spec, resolved, buffers.GUARD_BYTES)
+    data = 3 * 4 << 26
+    # Measured on the CPU backend (benchmarks/memory_estimate.py): this case peaked at 4.0 GiB.
+    assert 5 * data < need.host < 8 * data
+    assert need.device >= data and need.files >= data
+
+
+def test_a_case_above_the_available_memory_is_unverified_naming_both_figures(
+        tmp_path: Path) -> None:
+    spec = load_spec(VECTOR_ADD / "vector_add.toml")
+    resolved = cases.resolve(spec, {"n": 1 << 26})
+    need = memory.need(spec, resolved, buffers.GUARD_BYTES)
+    reason = memory.problem(resolved, need, {}, tmp_path, available=need.host)
+    assert reason is not None
+    assert "case {n=67108864}" in reason and memory.gib(need.host) in reason
+    assert "available now" in reason
+    assert memory.problem(resolved, need, {}, tmp_path, available=2 * need.host) is None
+
+
+def test_a_case_larger_than_the_free_space_for_buffer_files_is_refused(tmp_path: Path) -> None:
+    spec = load_spec(VECTOR_ADD / "vector_add.toml")
+    resolved = cases.resolve(spec, {"n": 1000})
+    free = memory.free_space(tmp_path)
+    assert free is not None
+    need = memory.Need(host=1, files=free + 1, device=1)
+    reason = memory.problem(resolved, need, {}, tmp_path, available=None)
+    assert reason is not None and str(tmp_path) in reason and "free" in reason
+
+
+def test_a_case_larger_than_the_gpu_is_refused() -> None:
+    spec = load_spec(VECTOR_ADD / "vector_add.toml")
+    resolved = cases.resolve(spec, {"n": 1 << 28})
+    need = memory.need(spec, resolved, buffers.GUARD_BYTES)
+    device = {"name": "a small GPU", "total_memory": 2 << 30}
+    reason = memory.problem(resolved, need, device, Path("/"), available=None)
+    assert reason is not None and "GPU memory" in reason and "a small GPU" in reason
+
+
+def test_verify_refuses_a_case_this_machine_cannot_hold_before_running_it() -> None:
+    available = memory.available_memory()
+    assert available is not None
+    per_element = 12 * 7  # vector_add: an estimate of about 7 times its 12 bytes per element
+    n = int(available / per_element * 1.5)
+    if n * 12 > cases.MAX_TOTAL_BYTES:
+        pytest.skip("this machine has more memory than the largest case a spec may ask for")
+    started = time.monotonic()
+    done = kernel_studio("verify", str(VECTOR_ADD / "vector_add.toml"), "--backend", "cpu",
+                         "--case", f"n={n}")
+    output = done.stdout + done.stderr
+    assert done.returncode == 3, output
+    assert f"case {{n={n}}} needs about" in output and "available now" in output
+    assert time.monotonic() - started < 60  # refused up front, nothing was allocated
+
+
+def test_running_out_of_memory_or_space_is_an_unverified_run() -> None:
+    def allocate() -> RunResult:
+        np.empty(1 << 62, dtype=np.uint8)
+        raise AssertionError("allocated 4 EiB")
+
+    def fill() -> RunResult:
+        np.zeros(1 << 16, dtype=np.uint8).tofile("/dev/full")
+        raise AssertionError("wrote to /dev/full")
+
+    for run in (allocate, fill):
+        result = memory.guarded(run, {"n": 1}, 0)
+        assert result.status == "unverified" and result.message
+
+
+def test_a_worker_log_keeps_its_head_and_tail_and_says_what_was_cut(tmp_path: Path) -> None:
+    code = ("import sys\nsys.stderr.write('first line\\n')\n"
+            "for i in range(200_000): sys.stderr.write(f'line {i:06d} of noise\\n')\n"
+            "sys.stderr.write('last line\\n')\n")
+    head_file = open(tmp_path / "worker.log", "wb")  # noqa: SIM115 - the capture writes to it
+    process = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
+    capture = stderr_log.capture(process.stderr, head_file)
+    assert capture is not None
+    process.wait(timeout=60)
+    text = capture.text()
+    head_file.close()
+    assert text.startswith("first line") and text.endswith("last line")
+    assert f"[... {capture.log.cut} bytes cut ...]" in text and capture.log.cut > 4_000_000
+    assert len(text) < stderr_log.HEAD_BYTES + stderr_log.TAIL_BYTES + 100
+    assert (tmp_path / "worker.log").stat().st_size == stderr_log.HEAD_BYTES
+
+
+def test_a_short_worker_log_is_kept_whole_and_read_without_delay() -> None:
+    process = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
+                                "sys.stderr.write('hello from the kernel\\n'); sys.stderr.flush()\n"
+                                "print(flush=True); time.sleep(30)"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        capture = stderr_log.capture(process.stderr)
+        assert capture is not None and process.stdout is not None
+        process.stdout.readline()  # the process is alive, and has written its line
+        assert capture.text() == "hello from the kernel"
+    finally:
+        process.kill()
+        process.wait()
