@@ -29,8 +29,8 @@ from pathlib import Path
 
 from app import settings
 
-# Set inside every sandbox: a process there cannot make another (user namespaces are off), so
-# code that would wrap a command in a sandbox runs it directly: it is contained already.
+# Set inside every sandbox. bwrap cannot make a sandbox inside another here, so code that
+# would wrap a command in one runs it directly instead: it is contained already.
 INSIDE_VARIABLE = "KERNEL_STUDIO_IN_SANDBOX"
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
@@ -38,7 +38,7 @@ SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/et
 # Variables a sandboxed program may see; everything else (tokens, proxies, ...) stays out.
 PASSED_VARIABLES = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONHASHSEED",
                     "PYTHONDONTWRITEBYTECODE", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH")
-PASSED_PREFIXES = ("LC_", "KERNEL_STUDIO_", "OMP_", "OPENBLAS_", "MKL_", "HF_", "NVIDIA_")
+PASSED_PREFIXES = ("LC_", "KERNEL_STUDIO_", "OMP_", "OPENBLAS_", "MKL_", "NVIDIA_")
 PROBE_TIMEOUT = 20.0
 LIMIT_WORDS = "memory, CPU seconds, file size, open files and processes"
 # Ways to make the namespaces, tried in order: a user namespace whose processes cannot make

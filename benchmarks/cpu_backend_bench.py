@@ -6,9 +6,12 @@
 - warm: the same command again: every build comes from the cache (median of --repeat);
 - warm worker: verify again inside one process whose worker is already running (the GUI's
   case; median of --repeat);
-- launch: the kernel's own time for the 1M-element case, from the verdict's runs.
-Goal: warm <= 2 s on 2 cores, including the (cached) host compile. Caches go to a private
-temporary folder, never the user's.
+- launch: the kernel's own time for the 1M-element case, from the verdict's runs;
+- warm without sandbox: the warm command with KERNEL_STUDIO_SANDBOX=none and the spec trusted
+  (in a private data folder), so the sandbox's own cost is the difference (issue 13).
+Goal: warm <= 2 s on 2 cores, including the (cached) host compile, with the sandbox in force
+where one can be had (the worker, its compiler, the compile child and the reference process all
+start inside bubblewrap). Caches go to a private temporary folder, never the user's.
 
     python benchmarks/cpu_backend_bench.py [--repeat 3] [--threads N] [--full] [--json]
 """
@@ -28,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app import sandbox  # noqa: E402
 from app.engine.verify.runs import Engine, VerifyOptions  # noqa: E402
 from app.engine.verify.verifier import verify_file  # noqa: E402
 
@@ -36,13 +40,13 @@ CASES = ["n=1", "n=1025", "n=1000003"]
 GOAL_SECONDS = 2.0
 
 
-def cli(full: bool) -> tuple[float, dict[str, object]]:
+def cli(full: bool, env: dict[str, str] | None = None) -> tuple[float, dict[str, object]]:
     """Seconds for one `kernel-studio verify --backend cpu --json`, and its verdict."""
     cases = [] if full else [arg for case in CASES for arg in ("--case", case)]
     started = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "app", "verify", str(SPEC), "--backend", "cpu",
                              "--json", *cases], capture_output=True, text=True, cwd=ROOT,
-                            timeout=600)
+                            timeout=600, env={**os.environ, **(env or {})})
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"verify failed (exit {result.returncode}):\n{result.stdout}\n"
@@ -75,19 +79,29 @@ def launch_seconds(verdict: dict[str, object]) -> float:
     return float(largest["seconds"])
 
 
-def measure(repeat: int, full: bool) -> dict[str, object]:
+def unsandboxed(full: bool, repeat: int, data: str) -> list[float]:
+    """Warm seconds with the sandbox turned off and the spec trusted instead."""
+    env = {"KERNEL_STUDIO_SANDBOX": "none", "KERNEL_STUDIO_DATA": data}
+    subprocess.run([sys.executable, "-m", "app", "trust", str(SPEC)], capture_output=True,
+                   cwd=ROOT, env={**os.environ, **env}, check=True, timeout=120)
+    return [cli(full, env)[0] for _ in range(repeat)]
+
+
+def measure(repeat: int, full: bool, data: str) -> dict[str, object]:
     """Every figure, in seconds."""
     cold, verdict = cli(full)
     warm_runs = [cli(full) for _ in range(repeat)]
     warm = [seconds for seconds, _ in warm_runs]
     worker = warm_worker(full, repeat)
+    bare = unsandboxed(full, repeat, data)
     runs = verdict.get("runs", [])
     return {"runs": len(runs) if isinstance(runs, list) else 0,
             "threads": dict(verdict.get("device", {})).get("threads"),  # type: ignore[call-overload]
             "cold_s": cold, "warm_s": statistics.median(warm), "warm_max_s": max(warm),
             "warm_worker_s": statistics.median(worker),
             "launch_1m_s": launch_seconds(warm_runs[-1][1]), "goal_s": GOAL_SECONDS,
-            "cores": os.cpu_count()}
+            "cores": os.cpu_count(), "sandbox": sandbox.probe().describe(),
+            "warm_unsandboxed_s": statistics.median(bare)}
 
 
 def main() -> int:
@@ -102,7 +116,7 @@ def main() -> int:
         os.environ["KERNEL_STUDIO_CPU_THREADS"] = str(args.threads)
     with tempfile.TemporaryDirectory(prefix="ks-cpu-bench-") as cache:
         os.environ["KERNEL_STUDIO_CACHE"] = cache
-        figures = measure(args.repeat, args.full)
+        figures = measure(args.repeat, args.full, os.path.join(cache, "data"))
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -112,6 +126,8 @@ def main() -> int:
     print(f"  warm (cached builds, new process) {figures['warm_s']:5.2f} s  "
           f"(max {figures['warm_max_s']:.2f} s; goal <= {GOAL_SECONDS:g} s)")
     print(f"  warm worker (same process)       {figures['warm_worker_s']:6.2f} s")
+    print(f"  warm without sandbox (trusted)   {figures['warm_unsandboxed_s']:6.2f} s")
+    print(f"  sandbox: {figures['sandbox']}")
     print(f"  launch of the 1M-element case    {figures['launch_1m_s'] * 1e3:6.1f} ms")
     return 0
 

@@ -68,6 +68,17 @@ def test_there_is_no_network_and_no_other_process_in_view(tmp_path: Path) -> Non
     assert sent.startswith("unreachable")
 
 
+def test_only_harmless_variables_pass(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin", "HF_TOKEN": "hf_secret", "AWS_SECRET_ACCESS_KEY": "secret",
+           "https_proxy": "http://proxy:3128", "KERNEL_STUDIO_CPU_THREADS": "2"}
+    done = _python("import os; print(sorted(os.environ))",
+                   sandbox.Sandbox(read_only=sandbox.python_paths(), writable=[tmp_path],
+                                   env=env))
+    names = set(eval(done.stdout))  # noqa: S307 - a list of names printed by the test itself
+    assert {"PATH", "KERNEL_STUDIO_CPU_THREADS", sandbox.INSIDE_VARIABLE} <= names, done
+    assert not names & {"HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "https_proxy"}, done
+
+
 def test_limits_apply_inside(tmp_path: Path) -> None:
     limits = sandbox.Limits(data=512 << 20, cpu_seconds=7, file_size=1 << 20, open_files=64)
     done = _python("""
@@ -90,6 +101,17 @@ def test_limits_apply_inside(tmp_path: Path) -> None:
     assert lines[5:] == ["file too large 27", "no memory"], done
 
 
+def _running(token: str) -> bool:
+    """Whether the sandboxed shell itself (not only bwrap) runs."""
+    for pid in processes_with(token):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"/bin/sh\0-c\0sleep"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def test_the_sandbox_dies_with_its_parent(tmp_path: Path) -> None:
     token = new_token()
     box = sandbox.Sandbox(writable=[tmp_path])
@@ -98,9 +120,9 @@ def test_the_sandbox_dies_with_its_parent(tmp_path: Path) -> None:
     parent = subprocess.Popen(["/bin/sh", "-c", f"{inner} & wait"], start_new_session=True)
     try:
         deadline = time.monotonic() + 20
-        while len(processes_with(token)) < 1 and time.monotonic() < deadline:
+        while not _running(token) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert processes_with(token), "the sandboxed program never started"
+        assert _running(token), "the sandboxed program never started"
         os.kill(parent.pid, signal.SIGKILL)  # the parent only: bwrap itself is not signalled
         parent.wait()
         deadline = time.monotonic() + 10
