@@ -195,14 +195,15 @@ def _header_copies(headers: list[includes.Header], folder: Path) -> dict[str, st
 
 def compile_source(source: str, *, filename: str, folder: Path | None, arch: str | None = None,
                    options: Sequence[str] = (), backend: str = "nvrtc", timeout: float = 30.0,
-                   use_cache: bool = True,
-                   memory_mb: int = service.DEFAULT_MEMORY_MB) -> CompileResult:
+                   use_cache: bool = True, memory_mb: int = service.DEFAULT_MEMORY_MB,
+                   file_mb: int = service.DEFAULT_FILE_MB) -> CompileResult:
     """Compile CUDA `source` for `arch` (default: this machine's GPU, else sm_90) to a cubin and
     PTX with line information; never raises for bad input, bad options or a failed compile:
     the result says what happened (`ok`, `stage`, `message`, `diagnostics`).
 
     `folder` is the kernel's folder: its headers may be included and -I options must stay in
-    it. The compile runs in a child process limited to `timeout` seconds and `memory_mb` MiB.
+    it. The compile runs in a child process limited to `timeout` seconds, `memory_mb` MiB of
+    memory and files of `file_mb` MiB (nvcc and its tools inherit both caps).
     """
     started = time.perf_counter()
     arch = arch or default_arch()
@@ -216,7 +217,7 @@ def compile_source(source: str, *, filename: str, folder: Path | None, arch: str
     if result is not None:
         result.cached = True
     else:
-        reply = service.SERVICE.run(checked.request, timeout, memory_mb)
+        reply = service.SERVICE.run(checked.request, timeout, memory_mb, file_mb)
         result = describe(reply, checked, timeout, memory_mb)
         if use_cache and result.stage in (None, "compile"):
             cache.store(checked.key, result)
@@ -227,8 +228,8 @@ def compile_source(source: str, *, filename: str, folder: Path | None, arch: str
 
 def compile_file(path: str | Path, *, folder: Path | None = None, arch: str | None = None,
                  options: Sequence[str] = (), backend: str = "nvrtc", timeout: float = 30.0,
-                 use_cache: bool = True,
-                 memory_mb: int = service.DEFAULT_MEMORY_MB) -> CompileResult:
+                 use_cache: bool = True, memory_mb: int = service.DEFAULT_MEMORY_MB,
+                 file_mb: int = service.DEFAULT_FILE_MB) -> CompileResult:
     """compile_source on a file; its folder is the kernel's folder unless `folder` is given."""
     path = Path(path)
     text = read_source(path)
@@ -238,7 +239,7 @@ def compile_file(path: str | Path, *, folder: Path | None = None, arch: str | No
         return text
     return compile_source(text, filename=path.name, folder=folder or path.parent, arch=arch,
                           options=options, backend=backend, timeout=timeout,
-                          use_cache=use_cache, memory_mb=memory_mb)
+                          use_cache=use_cache, memory_mb=memory_mb, file_mb=file_mb)
 
 
 def read_source(path: Path) -> str | CompileResult:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from app import system
+from app.compile import limits
 
 # Line info maps SASS to source lines; ptxas' verbose report gives the resources.
 ALWAYS = ["-lineinfo", "-Xptxas=-v"]
@@ -233,8 +234,19 @@ def _nvcc_run(command: list[str], work: Path, name: str, compiler: str,
     # listings map it back to the user's name, and headers to their names in the folder.
     common = {"compiler": compiler, "log": log, "source_path": str(work / name)}
     if done.returncode != 0:
-        return make_reply("memory" if _out_of_memory(log) else "compile", **common)
+        return _nvcc_failed(log, done.returncode, common)
     cubin = (work / "out.cubin").read_bytes()
     ptx_file = (work / NVCC_SOURCE).with_suffix(".ptx")
     ptx = ptx_file.read_text("utf-8", "replace") if ptx_file.is_file() else None
     return make_reply("ok", cubin=base64.b64encode(cubin).decode(), ptx=ptx, **common)
+
+
+def _nvcc_failed(log: str, returncode: int, common: dict[str, Any]) -> dict[str, Any]:
+    """The reply for a failed nvcc: a cap on memory or file size (inherited from this process)
+    that stopped one of its tools, or the user's compile errors."""
+    hit = limits.limit_hit(log, returncode)
+    if hit == "file":
+        memory_mb, file_mb = limits.current_mb()
+        return make_reply("crash", message=limits.explain("file", memory_mb, file_mb,
+                                                          "a step of nvcc"), **common)
+    return make_reply("memory" if hit == "memory" else "compile", **common)

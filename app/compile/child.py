@@ -9,19 +9,21 @@ import argparse
 import ctypes
 import json
 import os
-import resource
 import signal
 import sys
 from typing import Any, TextIO
 
+from app.compile import limits
+
 PR_SET_PDEATHSIG = 1
 
 
-def limit_memory(megabytes: int) -> None:
-    """Cap the address space (RLIMIT_AS): a compile that wants more fails inside this process,
-    which reports it, instead of pushing the machine into swap or the OOM killer."""
-    limit = megabytes * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def limit_resources(memory_mb: int, file_mb: int) -> None:
+    """Cap the address space (RLIMIT_AS) and the size of any file written (RLIMIT_FSIZE): a
+    compile that wants more fails inside this process, or inside the nvcc it starts (which
+    inherits both caps), and is reported, instead of pushing the machine into swap, the OOM
+    killer or a full disk."""
+    limits.cap(memory_mb, file_mb)
 
 
 def die_with_parent() -> None:
@@ -77,7 +79,8 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the child."""
     parser = argparse.ArgumentParser(prog="kernel-studio-compile-child")
     parser.add_argument("--memory-mb", type=int, required=True)
+    parser.add_argument("--file-mb", type=int, default=limits.COMPILER_FILE_MB)
     args = parser.parse_args(argv)
     die_with_parent()
-    limit_memory(args.memory_mb)
+    limit_resources(args.memory_mb, args.file_mb)
     serve(private_stdout())

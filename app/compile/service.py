@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from app import paths, sandbox
+from app.compile import limits
 
-DEFAULT_MEMORY_MB = 4096
+DEFAULT_MEMORY_MB = limits.COMPILER_MEMORY_MB
+DEFAULT_FILE_MB = limits.COMPILER_FILE_MB
 # A backstop only: each compile has its own time limit, and a warm child adds them all up.
 CHILD_CPU_SECONDS = 24 * 3600
 START_TIMEOUT = 60.0  # loading Python and NVRTC on a slow, busy machine
@@ -68,15 +70,17 @@ def contained(command: list[str], folder: Path | None) -> list[str]:
 class ChildProcess:
     """One running compile child, able to read one kernel folder (if any)."""
 
-    def __init__(self, memory_mb: int, folder: Path | None = None) -> None:
+    def __init__(self, memory_mb: int, folder: Path | None = None,
+                 file_mb: int = DEFAULT_FILE_MB) -> None:
         """Start the child and wait for its greeting."""
         self.memory_mb = memory_mb
+        self.file_mb = file_mb
         self.folder = folder
         self._stderr: IO[bytes] = tempfile.TemporaryFile()
         # -P: nothing from the working directory on sys.path; PYTHONPATH still counts, since
         # an install may rely on it for its packages (as the GPU test machine does).
         command = [sys.executable, "-P", "-c", _BOOT, str(paths.ROOT),
-                   "--memory-mb", str(memory_mb)]
+                   "--memory-mb", str(memory_mb), "--file-mb", str(file_mb)]
         # Its own session: on a timeout the whole group (nvcc and its helpers too) is killed.
         self.process = subprocess.Popen(contained(command, folder), stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self._stderr,
@@ -158,12 +162,12 @@ class CompileService:
         self._lock = threading.Lock()
         self._child: ChildProcess | None = None
 
-    def run(self, request: dict[str, Any], timeout: float,
-            memory_mb: int = DEFAULT_MEMORY_MB) -> dict[str, Any]:
+    def run(self, request: dict[str, Any], timeout: float, memory_mb: int = DEFAULT_MEMORY_MB,
+            file_mb: int = DEFAULT_FILE_MB) -> dict[str, Any]:
         """The child's reply to `request`, or a reply with status timeout/crash/backend."""
         with self._lock:
             try:
-                child = self._ready_child(memory_mb, _folder(request))
+                child = self._ready_child(memory_mb, _folder(request), file_mb)
                 reply = child.request(request, timeout)
             except ChildFailed as failed:
                 self._discard()
@@ -182,15 +186,17 @@ class CompileService:
         with self._lock:
             return self._ready_child(memory_mb).hello
 
-    def _ready_child(self, memory_mb: int, folder: Path | None = None) -> ChildProcess:
+    def _ready_child(self, memory_mb: int, folder: Path | None = None,
+                     file_mb: int = DEFAULT_FILE_MB) -> ChildProcess:
         """The warm child, started (again) when missing, dead, capped differently, or (in a
         sandbox, whose view is fixed when it starts) unable to read the kernel's folder."""
         child = self._child
         blind = sandbox.available()[0] and folder is not None and child is not None \
             and child.folder != folder
-        if child is None or not child.alive() or child.memory_mb != memory_mb or blind:
+        if child is None or not child.alive() or (child.memory_mb, child.file_mb) != (
+                memory_mb, file_mb) or blind:
             self._discard()
-            child = self._child = ChildProcess(memory_mb, folder)
+            child = self._child = ChildProcess(memory_mb, folder, file_mb)
         return child
 
     def _discard(self) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app import paths, sandbox, settings
+from app.compile.limits import explain, limit_hit, preexec
 from app.engine.worker.backends.base import BackendError
 from app.engine.worker.backends.cpu import sealed
 from app.fsutil import atomic_write_bytes
@@ -115,16 +116,27 @@ def _contained(command: list[str], readable: list[Path], writable: list[Path]) -
 
 def _run(command: list[str], stdin: str | None = None, readable: tuple[Path, ...] = (),
          writable: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
-    """Run the compiler (sandboxed); one that hangs or cannot start is a backend failure."""
+    """Run the compiler (sandboxed); one that hangs, cannot start or hits its memory or
+    file-size cap is a backend failure. The caps hold with or without a sandbox: they are set
+    in the compiler's own process before it starts."""
     command = _contained(command, list(readable), list(writable))
     try:
-        return subprocess.run(command, input=stdin, capture_output=True, text=True,
-                              timeout=COMPILE_TIMEOUT, env={**os.environ, "LC_ALL": "C"})
+        result = subprocess.run(command, input=stdin, capture_output=True, text=True,
+                                timeout=COMPILE_TIMEOUT, env={**os.environ, "LC_ALL": "C"},
+                                preexec_fn=preexec(COMPILER_MEMORY >> 20,
+                                                   COMPILER_FILE_LIMIT >> 20))
     except subprocess.TimeoutExpired:
         raise BackendError("load", f"the host compiler took more than {COMPILE_TIMEOUT:g} s"
                            ) from None
     except OSError as error:
         raise BackendError("unsupported", f"cannot run the host compiler: {error}") from None
+    hit = limit_hit(result.stderr, result.returncode) if result.returncode else None
+    if hit:
+        raise BackendError("unsupported", explain(hit, COMPILER_MEMORY >> 20,
+                                                  COMPILER_FILE_LIMIT >> 20,
+                                                  "the host compiler (building the kernel for "
+                                                  "the CPU backend)"))
+    return result
 
 
 def _build(command: list[str], target: Path, stdin: str | None = None) -> str:
