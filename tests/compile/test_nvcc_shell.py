@@ -20,9 +20,11 @@ KERNEL = '#include "helper.h"\n__global__ void k(float* a) { a[0] = SCALE * HELP
 @pytest.fixture
 def marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A path that a payload `$(touch $KS_MARK)` would create: the compile child is restarted
-    so that it (and any shell nvcc starts) sees KS_MARK."""
+    so that it (and any shell nvcc starts) sees KS_MARK. The sandbox is off: it would contain
+    the payload too, and these tests are about the layer below it."""
     path = tmp_path / "pwned"
     monkeypatch.setenv("KS_MARK", str(path))
+    monkeypatch.setenv("KERNEL_STUDIO_SANDBOX", "none")
     SERVICE.close()
     yield path
     SERVICE.close()
