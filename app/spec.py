@@ -8,6 +8,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,16 @@ KINDS = ("in", "out", "inout", "scalar")
 BUFFER_KINDS = ("in", "out", "inout")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_SPEC_BYTES = 1 << 20
+
+
+class Compiler(StrEnum):
+    """[kernel].compiler: NVRTC (in-process, the default) or nvcc (files with host code too)."""
+
+    NVRTC = "nvrtc"
+    NVCC = "nvcc"
+
+
+COMPILERS = tuple(Compiler)
 
 Case = dict[str, int | float]
 
@@ -84,6 +95,7 @@ class Spec:
     bench_case: Case = field(default_factory=dict)
     bench_bytes: str | None = None
     bench_flops: str | None = None
+    compiler: Compiler = Compiler.NVRTC
     base_dir: Path = Path(".")
     path: Path | None = None
 
@@ -323,6 +335,18 @@ def _options(c: _Collector, kernel: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(options)
 
 
+def _compiler(c: _Collector, kernel: Mapping[str, Any]) -> Compiler:
+    """[kernel].compiler: "nvrtc" (the default) or "nvcc"."""
+    value = kernel.get("compiler", Compiler.NVRTC)
+    if value not in COMPILERS:
+        shown = repr(value) if isinstance(value, str) else f"a {type(value).__name__}"
+        c.add("[kernel].compiler", f"{shown} is not a compiler Kernel Studio can use: write "
+                                   "\"nvrtc\" (the default) or \"nvcc\" (needed when the "
+                                   "file also has host code)")
+        return Compiler.NVRTC
+    return Compiler(value)
+
+
 def _relative_file(c: _Collector, value: str | None, where: str, base_dir: Path,
                    check_exists: bool) -> str:
     """A file named relative to the spec; it must stay inside the spec's folder."""
@@ -373,7 +397,7 @@ def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None =
         raise SpecError([Problem("toml", TOO_DEEP)], path)
     c = _Collector()
     c.unknown_keys(data, {"kernel", "arg", "launch", "reference", "verify", "bench"}, "spec")
-    kernel = c.table(data, "kernel", {"source", "entry", "options"})
+    kernel = c.table(data, "kernel", {"source", "entry", "options", "compiler"})
     launch = c.table(data, "launch", {"grid", "block", "shared_bytes"})
     reference = c.table(data, "reference", {"python"})
     verify = c.table(data, "verify", {"cases", "seeds", "rtol", "atol"})
@@ -398,7 +422,8 @@ def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None =
         shared_bytes=c.expression(launch, "shared_bytes", "[launch]", False, "0") or "0",
         reference=_relative_file(c, c.text(reference, "python", "[reference]"),
                                  "[reference].python", base_dir, check_files),
-        cases=_parse_cases(c, verify), options=_options(c, kernel), seeds=_seeds(c, verify),
+        cases=_parse_cases(c, verify), options=_options(c, kernel), compiler=_compiler(c, kernel),
+        seeds=_seeds(c, verify),
         rtol=_tolerance(c, verify, "rtol"), atol=_tolerance(c, verify, "atol"),
         bench_case=bench_case or {},
         bench_bytes=c.expression(bench, "bytes", "[bench]", required=False),

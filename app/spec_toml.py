@@ -77,7 +77,10 @@ def _bench_lines(spec: Spec) -> list[str]:
 def spec_to_toml(spec: Spec) -> str:
     """The spec as TOML text."""
     lines = ["[kernel]", f"source = {_string(spec.source)}", f"entry = {_string(spec.entry)}",
-             f"options = {_strings(spec.options)}", ""]
+             f"options = {_strings(spec.options)}"]
+    if spec.compiler != "nvrtc":  # the default is left out, as the templates leave it out
+        lines.append(f"compiler = {_string(spec.compiler)}")
+    lines.append("")
     for arg in spec.args:
         lines += _arg_lines(arg)
     lines += ["[launch]", f"grid = {_strings(spec.grid)}", f"block = {_strings(spec.block)}",

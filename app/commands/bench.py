@@ -9,7 +9,7 @@ import sys
 
 from app import cli_flags as flags
 from app import settings
-from app.commands.verify import parse_case
+from app.commands.verify import add_compiler_argument, parse_case
 from app.engine.bench.runner import BenchOptions, bench_file
 from app.engine.worker.timing import TimingMode
 
@@ -59,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remeasure-peak", action="store_true",
                         help="measure the device's copy bandwidth again (it is cached)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap interval")
+    add_compiler_argument(parser)
     parser.add_argument("--json", action="store_true",
                         help="print the report as JSON, with every sample")
 
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         min_samples=args.min_samples, max_samples=args.max_samples,
         rse_target=args.noise / 100.0, case=args.case, sweep=args.sweep, vs=args.vs,
         verify_first=not args.skip_verify, timeout=args.timeout,
-        remeasure_peaks=args.remeasure_peak, seed=args.seed)
+        remeasure_peaks=args.remeasure_peak, seed=args.seed, compiler=args.compiler)
     report = bench_file(args.spec, options, progress=None if args.json else _progress)
     if sys.stderr.isatty() and not args.json:
         print("\r" + " " * 80 + "\r", end="", file=sys.stderr)

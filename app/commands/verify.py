@@ -11,6 +11,7 @@ from app import settings
 from app.engine.verify import sanitizer
 from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.verifier import verify_file
+from app.spec import Compiler
 
 HELP = "verify a kernel against its reference (exit 0 passed, 1 failed, 2 bad spec, 3 undecided)"
 
@@ -44,7 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds a launch may take before it is killed (default 10)")
     parser.add_argument("--arch", type=flags.arch,
                         help="compile for this arch when no GPU decides it (sm_90)")
+    add_compiler_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+
+
+def add_compiler_argument(parser: argparse.ArgumentParser) -> None:
+    """--compiler, shared by verify and bench."""
+    parser.add_argument("--compiler", choices=[c.value for c in Compiler],
+                        help="compile with NVRTC or nvcc (default: the spec's [kernel] "
+                             "compiler, else nvrtc); nvcc also takes files with host code")
 
 
 def _progress(text: str, fraction: float) -> None:
@@ -63,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"kernel-studio verify: --arch: {unsupported}", file=sys.stderr)
         return 2
     options = VerifyOptions(backend=args.backend, seeds=args.seeds, cases=args.case,
-                            timeout=args.timeout, sanitize=args.sanitize, arch=args.arch)
+                            timeout=args.timeout, sanitize=args.sanitize, arch=args.arch,
+                            compiler=args.compiler)
     verdict = verify_file(args.spec, options, progress=None if args.json else _progress)
     if sys.stderr.isatty() and not args.json:
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)

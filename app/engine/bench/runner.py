@@ -82,6 +82,8 @@ class BenchOptions:
     remeasure_peaks: bool = False
     seed: int = 0
     limit_ms: float | None = TimingPlan.limit_ms
+    # "nvrtc" or "nvcc" (--compiler); None: each spec's [kernel].compiler.
+    compiler: str | None = None
 
     def plan(self) -> TimingPlan:
         """The timing plan these options ask for (raises PlanError)."""
@@ -170,7 +172,7 @@ def _prepare(spec: Spec, backend: str, device: dict[str, Any], options: BenchOpt
     if backend in TEST_BACKENDS:
         return Prepared(spec.entry, None)
     arch = device.get("arch") if device.get("kind") == "gpu" else options.arch
-    prepared = compile_for(spec, arch, folder)
+    prepared = compile_for(spec, arch, folder, options.compiler)
     if isinstance(prepared, Prepared):
         return prepared
     return BenchReport(prepared.status, f"{spec.source}: {prepared.message}")
@@ -207,7 +209,8 @@ def _verify_all(variants: list[Variant], options: BenchOptions, handle: WorkerHa
     """Verify every variant first; a report when one does not pass."""
     summaries = []
     verify_options = VerifyOptions(backend=handle.backend, timeout=options.timeout,
-                                   arch=options.arch, trusted=options.trusted)
+                                   arch=options.arch, trusted=options.trusted,
+                                   compiler=options.compiler)
     for variant in variants:
         verdict = verify_with(variant.spec, verify_options, handle, folder, buffers.GUARD_BYTES,
                               cancel, _scaled(progress, f"verifying {variant.name}", 0.3))

@@ -64,6 +64,8 @@ class VerifyOptions:
     atol: float | None = None
     # Leave `out` buffers uninitialized on the device (for compute-sanitizer initcheck).
     uninitialized_outputs: bool = False
+    # "nvrtc" or "nvcc" (--compiler); None: the spec's [kernel].compiler.
+    compiler: str | None = None
 
 
 @dataclass
@@ -108,11 +110,14 @@ class Engine:
         self.close()
 
 
-def compile_for(spec: Spec, arch: str | None, folder: Path) -> Prepared | Verdict:
-    """Compile the kernel with the real compiler (diagnostics on every backend)."""
+def compile_for(spec: Spec, arch: str | None, folder: Path,
+                compiler: str | None = None) -> Prepared | Verdict:
+    """Compile the kernel with the real compiler (diagnostics on every backend): `compiler`,
+    else the spec's."""
     from app.compile import compile_file  # heavy; only when a kernel is really verified
 
-    result = compile_file(spec.source_path, arch=arch, options=list(spec.options))
+    result = compile_file(spec.source_path, arch=arch, options=list(spec.options),
+                          backend=compiler or spec.compiler)
     diagnostics = [vars(d) for d in result.diagnostics]
     if not result.ok or result.cubin is None:
         message = result.message or "the kernel did not compile"
@@ -313,7 +318,7 @@ def _prepare(spec: Spec, options: VerifyOptions, backend: str, device: dict[str,
     if backend == "selftest":
         return Prepared(spec.entry, None)
     arch = device.get("arch") if device.get("kind") == "gpu" else options.arch
-    return compile_for(spec, arch, folder)
+    return compile_for(spec, arch, folder, options.compiler)
 
 
 def _run_all(ctx: RunContext, resolved: list[Resolved],
