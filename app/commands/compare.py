@@ -20,6 +20,7 @@ from app.review.reports import compare_html, write_report
 from app.review.text import describe_compare
 from app.review.variants import VariantError, load_variants, pick_baseline
 
+MILLISECONDS = flags.within(0.0, flags.MAX_SECONDS * 1000, "milliseconds")
 HELP = ("compare variants of one task: resources, verdicts on the same cases and seeds, and on "
         "a GPU timing with ratios to a baseline (exit 0 all passed, 1 one failed, 2 bad input, "
         "3 undecided)")
@@ -39,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
                         help="where verification runs (timing always needs a GPU)")
     parser.add_argument("--no-timing", action="store_true", help="compile and verify only")
-    parser.add_argument("--budget-ms", type=flags.milliseconds, default=1000.0,
+    parser.add_argument("--budget-ms", type=MILLISECONDS, default=1000.0,
                         help="timing budget per variant and case, in ms (default 1000)")
     parser.add_argument("--timeout", type=flags.seconds, default=settings.TIME_LIMIT_S,
                         help="seconds one launch may take before it is killed (default 10)")

@@ -119,7 +119,10 @@ def _same(what: str, claimed: object, obtained: object, note: str = "") -> Item:
 
 
 def _verdict_items(claimed: dict[str, Any], verdict: Verdict) -> list[Item]:
-    """The verdict and every run's status."""
+    """The verdict and every run's status (a note when nothing could be decided here)."""
+    if verdict.status in UNDECIDED:
+        return [Item("verdict", str(claimed.get("status")), str(verdict.status), False,
+                     "could not be checked here, which neither confirms nor contradicts it")]
     items = [_same("verdict", claimed.get("status"), str(verdict.status))]
     obtained = {_run_key(r): str(r.status) for r in verdict.runs}
     for run in claimed.get("runs") or []:

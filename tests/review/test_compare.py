@@ -1,0 +1,83 @@
+"""kernel-studio compare through the real CLI: the real compiler (NVRTC), real worker
+processes on the CPU backend, a template against a slower and a broken variant."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from review_support import SAXPY, small_copy
+
+from app.cli import main
+from app.review.audit import check_log
+from app.review.compare import CompareReport
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    """Run `kernel-studio compare --json ...`; its exit code and report."""
+    code = main(["compare", *argv, "--backend", "cpu", "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_template_against_a_slower_and_a_broken_variant(
+        variants: dict[str, Path], capsys: pytest.CaptureFixture[str], audit_log: Path) -> None:
+    """Every variant is compiled and verified on the same cases and seeds; the broken one
+    fails (exit 1); without a GPU nothing is timed, and the report says so."""
+    code, data = run_json(capsys, *map(str, variants.values()))
+    assert code == 1
+    report = CompareReport.from_json(data)
+    status = {v.name: v.verdict.status for v in report.variants}
+    assert status == {"vector_add": "passed", "strided_add": "passed",
+                      "off_by_one": "guard_zone"}
+    runs = {v.name: [(r.case, r.seed) for r in v.verdict.runs] for v in report.variants}
+    assert runs["vector_add"] == runs["strided_add"] == [({"n": 1}, 0), ({"n": 1}, 1),
+                                                         ({"n": 1025}, 0), ({"n": 1025}, 1)]
+    fast, slow = report.variant("vector_add").compile, report.variant("strided_add").compile
+    assert fast.ok and slow.ok and fast.arch == "sm_90"
+    assert slow.instructions > fast.instructions and slow.mix["memory"] > fast.mix["memory"]
+    assert fast.occupancy == 1.0 and fast.block_size == 256
+    assert report.timing.status == "not_timed" and "GPU" in report.timing.note
+    assert report.baseline == "vector_add" and "__global__" in report.variant("off_by_one").source
+    entries = check_log(audit_log)
+    assert entries.intact and entries.actions == {"compare": 1}
+
+
+def test_the_terminal_table_names_the_baseline_and_the_missing_timing(
+        variants: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """The readable table: verdicts per case, resources, and that timing needs a GPU."""
+    paths = [str(variants["vector_add"]), str(variants["strided_add"])]
+    code = main(["compare", *paths, "--backend", "cpu", "--baseline", "strided_add"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "strided_add *" in out and "2/2 passed" in out and "n=1025" in out
+    assert "regs" in out and "not timed" in out
+
+
+def test_different_argument_lists_are_refused_naming_the_difference(
+        variants: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """saxpy is another task: exit 2, and the message says how its arguments differ."""
+    saxpy = small_copy(SAXPY, tmp_path)
+    code = main(["compare", str(variants["vector_add"]), str(saxpy)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "saxpy.toml does not take the arguments of vector_add.toml" in err
+    assert "argument 1 (a): name is x instead of a" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["ONE"], "at least two specs"),
+    (["ONE", "TWO", "--baseline", "nothing"], "--baseline 'nothing' is none of the variants"),
+    (["ONE", "missing.toml"], "missing.toml"),
+    (["ONE", "TWO", "--report", "out.txt"], "name an .html file"),
+])
+def test_bad_usage_is_exit_2_with_one_message(
+        argv: list[str], message: str, variants: dict[str, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Too few specs, an unknown baseline, a missing spec, a report that is not HTML."""
+    names = {"ONE": str(variants["vector_add"]), "TWO": str(variants["strided_add"])}
+    code = main(["compare", *(names.get(a, a) for a in argv)])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err
+    assert err.count("\n") <= 2
