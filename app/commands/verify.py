@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import sys
 
 from app import cli_flags as flags
@@ -41,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--case", action="append", type=parse_case, metavar="K=V[,K=V]",
                         help="verify this case instead of the spec's (repeatable)")
     parser.add_argument("--seeds", type=int, help="random inputs per case (default: the spec's)")
+    parser.add_argument("--random-seeds", type=int, default=0, metavar="N",
+                        help="also run N seeds drawn now (printed, so a failure can be replayed)")
+    parser.add_argument("--seed", type=int, action="append", metavar="S",
+                        help="run exactly this seed instead of the spec's (repeatable; replays a "
+                             "--random-seeds failure)")
     parser.add_argument("--timeout", type=flags.seconds, default=settings.TIME_LIMIT_S,
                         help="seconds a launch may take before it is killed (default 10)")
     parser.add_argument("--arch", type=flags.arch,
@@ -56,6 +62,22 @@ def add_compiler_argument(parser: argparse.ArgumentParser) -> None:
                              "compiler, else nvrtc); nvcc also takes files with host code")
 
 
+def _seeds_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the seed flags, if anything."""
+    if not 0 <= args.random_seeds <= 1000:
+        return "--random-seeds must be from 0 to 1000"
+    if args.seed and any(not 0 <= s < 2**32 for s in args.seed):
+        return "--seed takes whole numbers from 0 to 4294967295"
+    if args.seed and (args.random_seeds or args.seeds is not None):
+        return "--seed names the seeds to run; leave out --seeds and --random-seeds with it"
+    return None
+
+
+def draw_seeds(count: int) -> tuple[int, ...]:
+    """`count` seeds from the OS's randomness (never the spec's 0, 1, 2, ...)."""
+    return tuple(secrets.randbelow(2**32 - 1000) + 1000 for _ in range(count))
+
+
 def _progress(text: str, fraction: float) -> None:
     """Progress on stderr, so that stdout stays the verdict."""
     if sys.stderr.isatty():
@@ -67,13 +89,23 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is not None and not 1 <= args.seeds <= 1000:
         print("kernel-studio verify: --seeds must be from 1 to 1000", file=sys.stderr)
         return 2
+    seeds_problem = _seeds_problem(args)
+    if seeds_problem:
+        print(f"kernel-studio verify: {seeds_problem}", file=sys.stderr)
+        return 2
     unsupported = flags.unsupported_arch(args.arch) if args.arch else None
     if unsupported:
         print(f"kernel-studio verify: --arch: {unsupported}", file=sys.stderr)
         return 2
+    extra = draw_seeds(args.random_seeds)
+    if extra:
+        replay = " ".join(f"--seed {s}" for s in extra)
+        print(f"random seeds: {', '.join(map(str, extra))} (replay one with {replay})",
+              file=sys.stderr)
     options = VerifyOptions(backend=args.backend, seeds=args.seeds, cases=args.case,
                             timeout=args.timeout, sanitize=args.sanitize, arch=args.arch,
-                            compiler=args.compiler)
+                            only_seeds=tuple(args.seed) if args.seed else None,
+                            extra_seeds=extra, compiler=args.compiler)
     verdict = verify_file(args.spec, options, progress=None if args.json else _progress)
     if sys.stderr.isatty() and not args.json:
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)

@@ -14,6 +14,7 @@ from selftest_spec import write_selftest_spec
 from app import system
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
+from app.paths import ROOT
 
 
 def make_spec(folder: Path, entry: str = "copy", out_size: str = "n",
@@ -130,3 +131,28 @@ def test_cli_refuses_bad_flags(tmp_path: Path) -> None:
     assert cli("verify", str(tmp_path / "x.toml"), "--case", "n").returncode == 2
     assert cli("verify", str(tmp_path / "x.toml"), "--seeds", "0").returncode == 2
     assert cli("verify", str(tmp_path / "x.toml"), "--sanitize", "bogus").returncode == 2
+
+
+def test_extra_seeds_follow_the_spec_and_a_replay_runs_only_its_own(tmp_path: Path,
+                                                                    engine: Engine) -> None:
+    path = make_spec(tmp_path)
+    verdict = verify(path, engine, extra_seeds=(90_001,))
+    assert [r.seed for r in verdict.runs] == [0, 1, 90_001, 0, 1, 90_001]
+    replay = verify(path, engine, only_seeds=(90_001,))
+    assert [r.seed for r in replay.runs] == [90_001, 90_001]
+    assert replay.status == "passed"
+
+
+def test_cli_prints_random_seeds_so_a_failure_can_be_replayed() -> None:
+    path = str(ROOT / "resources" / "kernels" / "vector_add" / "vector_add.toml")
+    base = ["verify", path, "--backend", "cpu", "--case", "n=1000", "--json"]
+    result = cli(*base, "--random-seeds", "2")
+    assert result.returncode == 0, result.stderr
+    drawn = [int(s) for s in result.stderr.split("random seeds: ")[1].split(" (")[0].split(", ")]
+    assert len(drawn) == 2 and f"--seed {drawn[0]}" in result.stderr
+    assert [r["seed"] for r in json.loads(result.stdout)["runs"]] == [0, 1, 2, *drawn]
+    again = cli(*base, "--seed", str(drawn[1]))
+    assert [r["seed"] for r in json.loads(again.stdout)["runs"]] == [drawn[1]]
+    for flags in (["--random-seeds", "-1"], ["--seed", "-5"], ["--seed", "3", "--seeds", "2"]):
+        bad = cli(*base, *flags)
+        assert bad.returncode == 2 and "seed" in bad.stderr, flags

@@ -22,6 +22,7 @@ from app.engine.verify import buffers, checks
 from app.engine.verify.reference import ReferenceError, expected_outputs, load_reference
 from app.engine.verify.results import (
     FINDING_PRIORITY,
+    STOPPING,
     Finding,
     RunResult,
     Status,
@@ -64,8 +65,17 @@ class VerifyOptions:
     atol: float | None = None
     # Leave `out` buffers uninitialized on the device (for compute-sanitizer initcheck).
     uninitialized_outputs: bool = False
+    # Exactly these seeds instead of the spec's (a replay), or these after the spec's.
+    only_seeds: tuple[int, ...] | None = None
+    extra_seeds: tuple[int, ...] = ()
     # "nvrtc" or "nvcc" (--compiler); None: the spec's [kernel].compiler.
     compiler: str | None = None
+
+    def seed_list(self, spec: Spec) -> list[int]:
+        """The seeds every case runs with."""
+        if self.only_seeds:
+            return list(self.only_seeds)
+        return list(range(self.seeds or spec.seeds)) + list(self.extra_seeds)
 
 
 @dataclass
@@ -324,19 +334,19 @@ def _prepare(spec: Spec, options: VerifyOptions, backend: str, device: dict[str,
 def _run_all(ctx: RunContext, resolved: list[Resolved],
              progress: Progress) -> list[RunResult] | Verdict:
     """Every case and seed; stops early after a timeout, crash or cancel."""
-    seeds = ctx.options.seeds or ctx.spec.seeds
-    total = len(resolved) * seeds
+    seeds = ctx.options.seed_list(ctx.spec)
+    total = len(resolved) * len(seeds)
     runs: list[RunResult] = []
     for index, case in enumerate(resolved):
-        for seed in range(seeds):
-            progress(f"case {index + 1}/{len(resolved)}, seed {seed + 1}/{seeds}",
+        for number, seed in enumerate(seeds):
+            progress(f"case {index + 1}/{len(resolved)}, seed {number + 1}/{len(seeds)}",
                      len(runs) / total)
             try:
                 run = run_one(ctx, index, case, seed)
             except ReferenceError as error:
                 return Verdict(Status.REFERENCE_ERROR, f"case {case.case} seed {seed}: {error}")
             runs.append(run)
-            if run.status in ("timeout", "crash", "cancelled", "launch_error", "unverified"):
+            if run.status in STOPPING:
                 return runs
     progress("done", 1.0)
     return runs

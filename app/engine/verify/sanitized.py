@@ -36,7 +36,8 @@ def verify_sanitized(spec: Spec, options: VerifyOptions, engine: Engine,
     log = engine.folder / f"sanitizer-{tool}.log"
     handle = WorkerHandle(backend, wrapper=sanitizer.wrapper(tool, log), log_dir=engine.folder)
     # initcheck can only see reads of memory nothing wrote: leave the outputs uninitialized.
-    quick = replace(options, seeds=1, timeout=options.timeout * SLOWDOWN, sanitize=None,
+    quick = replace(options, seeds=1, only_seeds=None, extra_seeds=(),
+                    timeout=options.timeout * SLOWDOWN, sanitize=None,
                     uninitialized_outputs=tool == "initcheck")
     try:
         verdict = verify_with(spec, quick, handle, engine.folder, 0, cancel, progress)
