@@ -19,6 +19,7 @@ from typing import Any
 
 from app import paths, settings
 from app.cases import CaseError
+from app.compile import compile_file
 from app.engine.bench.assemble import assemble, finish_points
 from app.engine.bench.peaks import (
     COPY_ELEMENTS,
@@ -183,8 +184,6 @@ def _helpers(backend: str, device: dict[str, Any], folder: Path) -> tuple[Path |
     if backend in TEST_BACKENDS or device.get("kind") != "gpu":
         return None, "not needed"
     try:
-        from app.compile import compile_file
-
         result = compile_file(HELPERS_SOURCE, arch=device.get("arch"), options=[])
     except Exception as error:  # noqa: BLE001 - the helpers are optional; say why they are off
         return None, f"could not build them: {type(error).__name__}: {error}"
