@@ -11,8 +11,9 @@ from app import cli_flags as flags
 from app import settings
 from app.engine.verify import sanitizer
 from app.engine.verify.runs import VerifyOptions
+from app.engine.verify.speccheck import brief_warnings
 from app.engine.verify.verifier import verify_file
-from app.spec import Compiler
+from app.spec import Compiler, SpecError, load_spec
 
 HELP = "verify a kernel against its reference (exit 0 passed, 1 failed, 2 bad spec, 3 undecided)"
 
@@ -110,4 +111,16 @@ def run(args: argparse.Namespace) -> int:
     if sys.stderr.isatty() and not args.json:
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
     print(json.dumps(verdict.to_json(), indent=2) if args.json else verdict.describe())
+    if verdict.passed and not args.json and not args.case:
+        _warn_if_weak(args.spec)
     return verdict.exit_code
+
+
+def _warn_if_weak(path: str) -> None:
+    """A pass proves only what the spec can catch: say so when spec-check finds it weak."""
+    try:
+        lines = brief_warnings(load_spec(path))
+    except SpecError:
+        return
+    for line in lines:
+        print(f"  spec warning: {line}")

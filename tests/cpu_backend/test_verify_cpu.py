@@ -93,6 +93,25 @@ def test_the_cli_verifies_with_cpu_emulation_where_there_is_no_gpu() -> None:
     assert "timing is not meaningful" in result.stdout
 
 
+def test_a_pass_on_a_weak_spec_comes_with_spec_check_warnings(tmp_path: Path) -> None:
+    for name in ("vector_add.cu", "vector_add_ref.py"):
+        (tmp_path / name).write_bytes((RESOURCES / "kernels" / "vector_add" / name).read_bytes())
+    text = (RESOURCES / "kernels" / "vector_add" / "vector_add.toml").read_text()
+    weak = "\n".join("cases = [{ n = 1 }]" if line.startswith("cases =") else line
+                     for line in text.splitlines())
+    (tmp_path / "vector_add.toml").write_text(weak)
+    command = [sys.executable, "-m", "app", "verify", str(tmp_path / "vector_add.toml"),
+               "--backend", "cpu"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PASSED" in result.stdout
+    assert "spec warning: weak spec: a kernel that writes only the first element" in result.stdout
+    strong = subprocess.run([*command[:4], str(RESOURCES / "kernels" / "vector_add" /
+                                              "vector_add.toml"), "--backend", "cpu"],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert strong.returncode == 0 and "spec warning" not in strong.stdout
+
+
 def test_without_a_host_compiler_the_cpu_backend_says_so() -> None:
     from app.engine.worker import backends
 
