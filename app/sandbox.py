@@ -18,14 +18,17 @@ command line that runs `argv` inside one. Callers decide what runs where no sand
 from __future__ import annotations
 
 import functools
+import io
 import os
 import resource
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from app import settings
 
@@ -126,6 +129,51 @@ class Isolation:
 def inside() -> bool:
     """Whether this process runs inside a Kernel Studio sandbox."""
     return os.environ.get(INSIDE_VARIABLE) == "1"
+
+
+def create_shared(path: Path) -> io.BufferedWriter:
+    """A new file in a folder a sandboxed process may write too. Whatever it left under that
+    name (a link to one of your files, a FIFO) is removed first, and the file is created
+    afresh, never through a link."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    return os.fdopen(fd, "wb")
+
+
+def write_shared(path: Path, data: Any) -> None:
+    """create_shared, then `data` written (bytes, or an array with `tofile`)."""
+    with create_shared(path) as handle:
+        if hasattr(data, "tofile"):
+            data.tofile(handle)
+        else:
+            handle.write(data)
+
+
+def open_shared(path: Path) -> io.BufferedReader:
+    """A file a sandboxed process may have replaced, opened for reading: OSError unless it is
+    a plain file (not a link, FIFO or device, which could hang or mislead the reader)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    handle = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        handle.close()
+        raise OSError(f"{path.name} is not a plain file; its content is not used")
+    return handle
+
+
+def read_shared(path: Path, size: int) -> bytearray:
+    """The `size` bytes of a file a sandboxed process wrote: OSError unless it is a plain file
+    of exactly that size."""
+    with open_shared(path) as handle:
+        if os.fstat(handle.fileno()).st_size != size:
+            raise OSError(f"{path.name} was replaced while the sandboxed process ran (expected "
+                          f"{size} bytes); its content is not used")
+        data = bytearray(size)
+        if handle.readinto(data) != size:
+            raise OSError(f"{path.name} changed while it was read")
+    return data
 
 
 def exit_status(returncode: int) -> int:

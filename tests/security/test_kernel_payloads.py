@@ -12,6 +12,7 @@ import pytest
 
 from tests.security.payloads import (
     NETWORK,
+    PLANT,
     SPAWN,
     SPIN,
     WRITE,
@@ -135,3 +136,31 @@ def test_a_constructor_that_spins_forever_ends_at_the_time_limit(tmp_path: Path)
     assert outcome.code == 1 and outcome.verdict["status"] == "timeout", outcome.stdout
     assert "no answer within 2 s" in str(outcome.verdict["message"])
     assert outcome.seconds < 12  # the worker's start and Python's, plus the 2 s; not 180 s
+
+
+def _plant_spec(tmp_path: Path) -> tuple[Path, Path]:
+    """The spec whose kernel links its output's buffer file to a file of the user's."""
+    victim = tmp_path / "mine" / "precious.txt"
+    victim.parent.mkdir()
+    victim.write_text("precious")
+    spec = kernel_spec(tmp_path / "kernel", PLANT, seeds=3, VICTIM_DIR=c_string(
+        str(victim.parent)), VICTIM=c_string(str(victim)))
+    return spec, victim
+
+
+@pytest.mark.usefixtures("sandboxed")
+def test_a_link_planted_in_the_session_folder_is_never_followed_by_the_parent(
+        tmp_path: Path) -> None:
+    spec, victim = _plant_spec(tmp_path)
+    outcome = verify(spec)
+    _clean(outcome.stderr)
+    assert victim.read_text() == "precious"
+    assert outcome.code == 1 and outcome.verdict["status"] == "crash", outcome.stdout
+    assert "buffer-c.bin" in str(outcome.verdict["message"])
+
+
+def test_without_the_sandbox_the_planted_link_reaches_the_file(tmp_path: Path) -> None:
+    spec, victim = _plant_spec(tmp_path)
+    assert cli("trust", str(spec), env=NO_SANDBOX).code == 0
+    verify(spec, env=NO_SANDBOX)
+    assert victim.read_bytes() != b"precious"  # the control: the worker wrote through the link

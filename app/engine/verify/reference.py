@@ -135,13 +135,16 @@ class Reference:
 
     def __call__(self, **arguments: Any) -> dict[str, Array]:
         """The outputs the reference returns for these inputs (arrays) and scalars."""
+        if not self._finalizer.alive:
+            raise ReferenceError(f"{self.name}: the reference process was stopped earlier")
         self.wait()
         arrays: dict[str, str] = {}
         scalars: dict[str, Any] = {}
         for index, (name, value) in enumerate(arguments.items()):
             if isinstance(value, np.ndarray):
                 arrays[name] = f"in-{index}.npy"
-                np.save(self.scratch / arrays[name], value, allow_pickle=False)
+                with sandbox.create_shared(self.scratch / arrays[name]) as handle:
+                    np.save(handle, value, allow_pickle=False)
             else:
                 scalars[name] = value
         self._send({"arrays": arrays, "scalars": scalars})
@@ -153,7 +156,10 @@ class Reference:
         """One output file the reference wrote, read as data only."""
         path = self.scratch / Path(file).name
         try:
-            array: Array = np.load(path, allow_pickle=False)
+            with sandbox.open_shared(path) as handle:
+                if os.fstat(handle.fileno()).st_size > FILE_LIMIT:
+                    raise ValueError(f"{path.name} is larger than any output can be")
+                array: Array = np.load(handle, allow_pickle=False)
         except (OSError, ValueError) as error:
             raise ReferenceError(f"{self.name}: an output could not be read back: {error}") \
                 from None

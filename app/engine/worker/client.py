@@ -43,6 +43,11 @@ WORKER_CPU_SECONDS = 24 * 3600
 FILE_LIMIT = MAX_TOTAL_BYTES + (1 << 30)
 
 
+def absolute(folder: str | Path) -> Path:
+    """A folder as a sandbox binds it: absolute, links not followed."""
+    return Path(os.path.abspath(folder))
+
+
 class WorkerFault(Exception):
     """The worker did not answer: `kind` is "timeout", "crash", "cancelled" or "start"."""
 
@@ -137,9 +142,9 @@ class Worker:
         """For a cpu worker: a worker that can read the kernel's folder, and the kernel's
         library built here (a failure reply when it cannot be). None: go ahead."""
         folder = message.get("source_dir")
-        if self.sandboxed and folder and Path(folder) != self.readable:
+        if self.sandboxed and folder and absolute(folder) != self.readable:
             self.close()
-            self.readable = Path(folder)
+            self.readable = absolute(folder)
             self.loaded.clear()
             self.start(max(timeout, START_SECONDS))
         try:
@@ -276,6 +281,7 @@ class WorkerHandle:
         the next load will name, so that a sandboxed worker is started able to read it (a
         worker that cannot is replaced now rather than at the load)."""
         worker = self.worker
+        readable = absolute(readable) if readable is not None else None
         stale = (worker is not None and readable is not None and worker.sandboxed
                  and worker.readable != readable)
         if worker is None or not worker.alive or stale:
