@@ -219,7 +219,12 @@ class Worker:
         """The last lines the worker wrote to stderr."""
         if self.stderr_path is None or not self.stderr_path.exists():
             return ""
-        data = self.stderr_path.read_bytes()[-STDERR_TAIL:]
+        try:  # a sandboxed worker may have replaced its log: read a plain file's tail only
+            with sandbox.open_shared(self.stderr_path) as log:
+                log.seek(max(0, os.fstat(log.fileno()).st_size - STDERR_TAIL))
+                data = log.read(STDERR_TAIL)
+        except OSError as error:
+            return f"(its log cannot be read: {error})"
         return data.decode("utf-8", "replace").strip()
 
     def _retire(self) -> None:
