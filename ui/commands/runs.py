@@ -24,6 +24,7 @@ from ui.runs.bench_options_dialog import BenchOptionsDialog
 from ui.runs.compile_pane import CompilePane
 from ui.runs.controller import BuildSnapshot, RunController
 from ui.runs.results_pane import ResultsPane
+from ui.runs.snapshot import SnapshotError
 from ui.spec.files import spec_for
 from ui.spec.panel import SpecPanel
 
@@ -127,7 +128,9 @@ class RunCommands(QObject):
     # -- verify and bench ---------------------------------------------------------------------
 
     def ready_spec(self) -> Path | None:
-        """Save what a run reads (the kernel, changed files beside it, the spec), or say why not."""
+        """The spec a run reads, or None after saying why there is none. Unsaved edits (buffers
+        of the kernel's folder, the Spec pane's form) go into a private copy that the run reads:
+        a run never writes the user's files (ui/runs/snapshot.py)."""
         editor = self.tabs.current()
         spec_path = self.spec_panel.path
         if editor is not None and spec_path is None:
@@ -139,15 +142,19 @@ class RunCommands(QObject):
             self.report("error", "No spec for this kernel", "A run needs a .toml spec beside the "
                         ".cu file; File > New from template creates both.")
             return None
-        for other in self.tabs.modified_editors():
-            path = self.tabs.document(other).path
-            if path is not None and path.parent == spec_path.parent and not self.tabs.save(other):
-                return None
-        if self.spec_panel.is_modified() and not self.spec_panel.save():
+        if self.spec_panel.is_modified() and self.spec_panel.validate_now():
             self.report("error", "The spec has problems", "Fix the fields listed in the Spec pane.")
             self.show_pane("spec")
             return None
-        return spec_path
+        unsaved = {path: editor.text() for editor in self.tabs.modified_editors()
+                   if (path := self.tabs.document(editor).path) is not None}
+        writer = self.spec_panel.write_copy if self.spec_panel.is_modified() else None
+        try:
+            return self.runner.folders.prepare(spec_path, unsaved, writer)
+        except (SnapshotError, OSError) as error:
+            self.report("error", f"Could not prepare the run: {error}",
+                        "Your files are untouched; saving the edits (Ctrl+S) runs the saved files.")
+            return None
 
     def verify(self, sanitize: str | None = None) -> bool:
         """Verify the current kernel against its reference through the worker."""

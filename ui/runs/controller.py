@@ -18,6 +18,7 @@ from app import settings
 from app.engine.verify.results import Verdict
 from app.jobs.messages import BenchRequest, CompileRequest, JobKind, JobRequest, VerifyRequest
 from ui.runs.job_process import JobProcess
+from ui.runs.snapshot import RunFolders
 
 # app.spec, app.engine.bench (numpy) load with the first spec or timing run, not at startup;
 # here only for annotations.
@@ -98,6 +99,8 @@ class RunController(QObject):
         self.job.stateChanged.connect(self.workerState)
         self.job.finished.connect(self._finished)
         self.job.failed.connect(self._failed)
+        self.folders = RunFolders()  # private copies for runs of unsaved text
+        self.last_spec: Path | None = None  # the spec file the last verify or bench read
         self._build: BuildSnapshot | None = None
 
     def set_backend(self, name: str) -> None:
@@ -124,13 +127,15 @@ class RunController(QObject):
         return True
 
     def verify(self, spec_path: Path, sanitize: str | None = None) -> bool:
-        """Verify a saved spec (and the saved kernel it names)."""
+        """Verify a spec file (and the kernel it names): the user's or a private copy's."""
+        self.last_spec = spec_path
         return self._start(VerifyRequest(str(spec_path), self.backend, sanitize, self.timeout))
 
     def bench(self, spec_path: Path, options: BenchOptions | None = None) -> bool:
         """Time a saved spec's kernel; `options` set the budget, cold or hot timing, a sweep and
         a baseline (--vs); the engine's defaults without them."""
         message = options.to_message() if options is not None else {}
+        self.last_spec = spec_path
         return self._start(BenchRequest(str(spec_path), self.backend, message))
 
     def _start(self, request: JobRequest) -> bool:
@@ -145,8 +150,9 @@ class RunController(QObject):
         self.job.cancel()
 
     def shutdown(self) -> None:
-        """Stop everything now (the window is closing)."""
+        """Stop everything now (the window is closing) and remove the private copies."""
         self.job.shutdown()
+        self.folders.close()
 
     def _finished(self, kind: str, data: dict[str, Any] | None) -> None:
         """Route a job's result, typed; one that cannot be read fails the job, saying why."""

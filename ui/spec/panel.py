@@ -328,6 +328,16 @@ class SpecPanel(QWidget):
         self.specSaved.emit(self.path)
         return True
 
+    def write_copy(self, path: Path) -> bool:
+        """Write the form into another spec file (a run's private copy), keeping that file's
+        layout; the panel's own file and its unsaved state are left as they are."""
+        if self.path is None or self.validate_now() or self._spec is None:
+            return False
+        from app.spec_edit import save_spec_keeping_layout
+
+        save_spec_keeping_layout(self._spec, path)
+        return True
+
     def spec(self) -> Spec | None:
         """The spec as last validated (None while it has problems)."""
         return self._spec
