@@ -19,6 +19,8 @@ from ui.theme import available_themes
 COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "new": ("&File", "&New from template\u2026", "Ctrl+N", "Start a kernel from the gallery"),
     "open": ("&File", "&Open\u2026", "Ctrl+O", "Open kernel sources or specs"),
+    "open_bundle": ("&File", "Open review &bundle\u2026", "",
+                    "Check a review bundle (.ksb) and re-run everything in it here"),
     "save": ("&File", "&Save", "Ctrl+S", "Save the current file (atomically)"),
     "save_as": ("&File", "Save &as\u2026", "Ctrl+Shift+S", "Save under another name"),
     "close_tab": ("&File", "&Close tab", "Ctrl+W", "Close the current file"),
@@ -35,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
                       "Time with a budget, cold or hot caches, a size sweep or a baseline (A/B)"),
     "memcheck": ("&Run", "Verify under &memcheck", "", "compute-sanitizer memcheck"),
     "racecheck": ("&Run", "Verify under &racecheck", "", "compute-sanitizer racecheck"),
+    "compare": ("&Run", "Co&mpare kernels\u2026", "Ctrl+Shift+M",
+                "Open kernels side by side: sources, verdicts, resources, timing with ratios"),
     "cancel": ("&Run", "&Cancel", "Shift+F5", "Stop the running build, verification or timing"),
     "reset_layout": ("&View", "&Reset layout", "", "Put every pane back where it started"),
 }

@@ -22,7 +22,9 @@ from ui.assistant.worker import AssistantRunner, SessionFactory
 from ui.background import BackendProbe
 from ui.commands.assistant import AssistantCommands
 from ui.commands.assistant_context import ContextSources
+from ui.commands.compare import CompareCommands
 from ui.commands.runs import RunCommands
+from ui.compare.review_pane import ReviewPane
 from ui.editor import recovery as recovery_files
 from ui.editor.cuda_editor import CudaEditor
 from ui.editor.find_bar import FindBar
@@ -57,6 +59,7 @@ DOCKS = (  # name, title, area
     ("results", "Results", Qt.DockWidgetArea.BottomDockWidgetArea),
     ("charts", "Charts", Qt.DockWidgetArea.BottomDockWidgetArea),
     ("messages", "Messages", Qt.DockWidgetArea.BottomDockWidgetArea),
+    ("compare", "Compare", Qt.DockWidgetArea.BottomDockWidgetArea),
     ("assistant", "Assistant", Qt.DockWidgetArea.RightDockWidgetArea),
 )
 
@@ -87,6 +90,7 @@ class MainWindow(QMainWindow):
         self.assembly_view = AssemblyView()
         self.spec_panel = SpecPanel()
         self.assistant_pane = AssistantPane()
+        self.review_pane = ReviewPane()
         self.status = StudioStatusBar(self)
         self.setStatusBar(self.status)
         self._charts: ChartsPane | None = None
@@ -98,6 +102,9 @@ class MainWindow(QMainWindow):
         self.assistant_commands = AssistantCommands(
             self.assistant_pane, sources, report=self.report, show_pane=self.show_pane,
             factory=assistant_session, parent=self)
+        self.compare_commands = CompareCommands(
+            self.tabs, self.review_pane, report=self.report, show_pane=self.show_pane,
+            ask_paths=self._ask_paths, parent=self)
         self._build_central()
         self.docks = self._build_docks()
         self.actions_by_name = install_actions(self, self._command_slots(), Choices(
@@ -128,7 +135,8 @@ class MainWindow(QMainWindow):
             "spec": self.spec_panel, "assembly": self.assembly_view,
             "compile": self.compile_pane, "results": self.results_pane,
             "charts": QLabel("Charts appear after a timing run (Ctrl+F5)."),
-            "messages": self.messages, "assistant": self.assistant_pane}
+            "messages": self.messages, "assistant": self.assistant_pane,
+            "compare": self.review_pane}
         docks: dict[str, QDockWidget] = {}
         first_in_area: dict[Qt.DockWidgetArea, QDockWidget] = {}
         for name, title, area in DOCKS:
@@ -163,6 +171,7 @@ class MainWindow(QMainWindow):
         self.runs.buildShown.connect(self.buildFinished)
         self.runs.wire()
         self.assistant_commands.wire()
+        self.compare_commands.wire()
 
     def _command_slots(self) -> dict[str, Callable[[], object]]:
         """What each action (ui/actions.py) does."""
@@ -178,7 +187,8 @@ class MainWindow(QMainWindow):
             "bench": self.bench, "bench_options": self.bench_with_options,
             "memcheck": lambda: self.verify("memcheck"),
             "racecheck": lambda: self.verify("racecheck"), "cancel": self.runner.cancel,
-            "reset_layout": self.reset_layout,
+            "reset_layout": self.reset_layout, "compare": self.compare_commands.compare,
+            "open_bundle": self.compare_commands.open_bundle,
         }
 
     def _set_busy(self, what: str | None) -> None:
@@ -207,7 +217,7 @@ class MainWindow(QMainWindow):
 
     def show_pane(self, name: str) -> None:
         """Bring a pane's dock forward (spec, assembly, compile, results, charts, messages,
-        assistant)."""
+        assistant, compare)."""
         self.docks[name].raise_()
 
     def _restore_layout(self) -> None:
@@ -265,6 +275,11 @@ class MainWindow(QMainWindow):
                 opened.append(editor)
         return opened
 
+    def _ask_paths(self) -> list[str]:
+        """Files the user picks (for compare's spec files and for bundles)."""
+        folder = str(self.settings.value("last_folder", str(Path.home())))
+        return self.prompter.ask_open_paths(folder)
+
     def open_dialog(self) -> None:
         """Ask for files and open them."""
         folder = str(self.settings.value("last_folder", str(Path.home())))
@@ -309,12 +324,17 @@ class MainWindow(QMainWindow):
         return opened[0] if opened else None
 
     def _editor_changed(self, editor: CudaEditor | None) -> None:
-        """Follow the current tab: its spec in the panel, caret position in the status bar."""
+        """Follow the current tab: its spec in the panel, its last build and run in the
+        Compile, PTX / SASS and Results panes, its caret and results in the status bar."""
         if editor is None:
             return
         for signal, slot in ((editor.cursorMoved, self.status.set_position),
                              (editor.cursorLineChanged, self.runs.source_line_selected)):
             signal.connect(slot, Qt.ConnectionType.UniqueConnection)
+        position = int(editor.currentPos())
+        self.status.set_position(int(editor.lineFromPosition(position)) + 1,
+                                 int(editor.column(position)) + 1)
+        self.status.showMessage(self.runs.follow(editor), 8000)
         path = self.tabs.document(editor).path
         spec = spec_for(path) if path else None
         if spec is not None and spec != self.spec_panel.path and not self.spec_panel.is_modified():
@@ -391,6 +411,7 @@ class MainWindow(QMainWindow):
             return
         self.runner.shutdown()
         self.assistant_commands.shutdown()
+        self.compare_commands.shutdown()
         self.save_layout()
         self.recovery.close()
         event.accept()

@@ -10,15 +10,15 @@ Bundled kernels and references are code from elsewhere: verification runs them w
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.engine.verify.results import BAD_INPUT, FAILING, UNDECIDED, RunResult, Verdict
+from app.engine.verify.results import UNDECIDED, RunResult, Verdict
 from app.review.bundle import Bundle, BundleError
 from app.review.environment import environment, gpu_names
-from app.review.evaluate import RunOptions, Timing, time_specs, verify_on
-from app.review.profile import CompileFacts, compile_facts
+from app.review.evaluate import RunOptions, time_specs, verify_on
+from app.review.model import BundleCheck, CompileFacts, Item, SpecCheck, Timing
+from app.review.profile import compile_facts
 from app.spec import Spec, SpecError, load_spec
 
 Progress = Callable[[str, float], None]
@@ -27,82 +27,6 @@ COMPILE_FIELDS = ("ok", "registers", "shared_static_bytes", "local_bytes", "spil
 # Times on another machine, or another day, move: a median within this factor of the claim
 # agrees.
 TIME_FACTOR = 1.25
-
-
-@dataclass(frozen=True)
-class Item:
-    """One claim beside what was obtained here; `differs` flags a difference, a note says
-    why something could not be compared."""
-
-    what: str
-    claimed: str
-    obtained: str
-    differs: bool
-    note: str = ""
-
-
-@dataclass
-class SpecCheck:
-    """One bundled spec: what was claimed, what was obtained, and the items compared."""
-
-    name: str
-    member: str
-    verdict: Verdict
-    compile: CompileFacts
-    timing: Timing
-    claimed_status: str
-    items: list[Item] = field(default_factory=list)
-
-    @property
-    def differences(self) -> list[Item]:
-        """The items that differ."""
-        return [i for i in self.items if i.differs]
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return {"name": self.name, "spec": self.member, "claimed_status": self.claimed_status,
-                "obtained": {"verdict": self.verdict.to_json(), "compile": self.compile.to_json(),
-                             "timing": self.timing.to_json()},
-                "items": [vars(i) for i in self.items],
-                "differences": len(self.differences)}
-
-
-@dataclass
-class BundleCheck:
-    """The whole re-check of a bundle."""
-
-    path: str
-    digest: str
-    signer: str
-    note: str
-    made_in: dict[str, Any]
-    here: dict[str, Any]
-    specs: list[SpecCheck]
-    files: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def claims_hold(self) -> bool:
-        """Every claim was obtained again."""
-        return not any(s.differences for s in self.specs)
-
-    @property
-    def exit_code(self) -> int:
-        """2 a bundled spec or reference is unusable, 1 a claim differs or a kernel failed,
-        3 something could not be obtained here, 0 every claim holds and every kernel passed."""
-        statuses = [s.verdict.status for s in self.specs]
-        if any(s in BAD_INPUT for s in statuses):
-            return 2
-        if not self.claims_hold or any(s in FAILING for s in statuses):
-            return 1
-        return 3 if any(s in UNDECIDED for s in statuses) else 0
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return {"kind": "bundle-verify", "bundle": self.path, "digest": self.digest,
-                "signed_by": self.signer or None, "note": self.note,
-                "claims_hold": self.claims_hold, "exit_code": self.exit_code,
-                "made_in": self.made_in, "here": self.here,
-                "specs": [s.to_json() for s in self.specs]}
 
 
 def _run_key(run: dict[str, Any] | RunResult) -> str:

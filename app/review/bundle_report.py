@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from app.review import html as h
-from app.review.bundle_check import BundleCheck, SpecCheck
+from app.review.model import BundleCheck, SpecCheck
 
 
 def _spec_section(spec: SpecCheck) -> str:

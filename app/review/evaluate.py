@@ -9,8 +9,7 @@ code that came from elsewhere may run at all is app.trust's decision (`trusted=N
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from app import settings
 from app.engine.bench.reports import BenchReport, VariantTiming
@@ -20,6 +19,7 @@ from app.engine.verify.results import Status, Verdict
 from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.verifier import verify
 from app.engine.worker import backends
+from app.review.model import Timing, TimingRow
 from app.spec import Case, Spec
 
 Progress = Callable[[str, float], None]
@@ -42,63 +42,6 @@ class RunOptions:
     budget_ms: float = 1000.0
     sweep: tuple[str, list[int | float]] | None = None
     seed: int = 0
-
-
-@dataclass
-class TimingRow:
-    """One variant at one timed case: its median with a 95% interval, and its time ratio to the
-    baseline with the interval of that ratio (None where there is no baseline to divide by)."""
-
-    variant: str
-    case: dict[str, int | float]
-    status: str
-    message: str = ""
-    samples: int = 0
-    median_ms: float | None = None
-    low_ms: float | None = None
-    high_ms: float | None = None
-    ratio: float | None = None
-    ratio_low: float | None = None
-    ratio_high: float | None = None
-    gbps: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TimingRow:
-        """A row from to_json's data."""
-        names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-    def ratio_words(self) -> str:
-        """'0.52x (0.50..0.55)', or '-' without a ratio."""
-        if self.ratio is None:
-            return "-"
-        return f"{self.ratio:.3g}x ({self.ratio_low:.3g}..{self.ratio_high:.3g})"
-
-
-@dataclass
-class Timing:
-    """What timing produced: rows, or why there are none, and where it ran."""
-
-    status: str
-    note: str
-    rows: list[TimingRow] = field(default_factory=list)
-    environment: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return {"status": self.status, "note": self.note, "environment": self.environment,
-                "rows": [r.to_json() for r in self.rows]}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Timing:
-        """Timing from to_json's data."""
-        return cls(str(data.get("status", "")), str(data.get("note", "")),
-                   [TimingRow.from_json(r) for r in data.get("rows", [])],
-                   dict(data.get("environment") or {}))
 
 
 def verify_on(spec: Spec, cases: list[Case], seeds: int, options: RunOptions,

@@ -7,8 +7,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from app.cases import CaseError, resolve
 from app.compile import (
@@ -20,9 +18,9 @@ from app.compile import (
     occupancy,
     sass_listing,
 )
+from app.review.model import MIX_CATEGORIES, CompileFacts
 from app.spec import Spec
 
-MIX_CATEGORIES = ("memory", "arithmetic", "control", "other")
 TOP_OPCODES = 8
 _MEMORY = ("LD", "ST", "ATOM", "RED", "CCTL", "MEMBAR", "ERRBAR", "UTMA", "UBLKCP")
 _CONTROL = ("BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL", "BSSY", "BSYNC", "BAR",
@@ -30,44 +28,6 @@ _CONTROL = ("BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL", "BSSY", "BSYNC", 
 _OTHER = frozenset({"MOV", "S2R", "S2UR", "CS2R", "NOP", "SHFL", "PRMT", "R2UR", "UMOV", "ULDC",
                     "P2R", "R2P", "PLOP3", "DEPBAR", "SEL", "B2R", ""})
 _PREDICATE = re.compile(r"^@!?\w+\s+")
-
-
-@dataclass
-class CompileFacts:
-    """One variant's compile: ok or why not, its resources, occupancy and instruction mix."""
-
-    ok: bool
-    message: str = ""
-    arch: str = ""
-    compiler: str = ""
-    registers: int | None = None
-    shared_static_bytes: int | None = None
-    local_bytes: int | None = None
-    spill_stores_bytes: int | None = None
-    spill_loads_bytes: int | None = None
-    block_size: int | None = None
-    occupancy: float | None = None
-    occupancy_limiter: str = ""
-    instructions: int = 0
-    mix: dict[str, int] = field(default_factory=dict)
-    opcodes: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CompileFacts:
-        """Facts from to_json's data (unknown keys ignored)."""
-        names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-    def mix_text(self) -> str:
-        """'mem 12 · arith 40 · ctrl 5 · other 9'."""
-        short = {"memory": "mem", "arithmetic": "arith", "control": "ctrl", "other": "other"}
-        return " \u00b7 ".join(f"{short[c]} {self.mix.get(c, 0)}" for c in MIX_CATEGORIES) \
-            if self.instructions else "-"
 
 
 def opcode(instruction: str) -> str:

@@ -8,12 +8,11 @@ import hashlib
 import platform
 from pathlib import Path
 
-from app.engine.bench.reports import format_ms
 from app.fsutil import atomic_write_text
 from app.review import html as h
-from app.review.compare import CompareReport, VariantResult
 from app.review.diff import counts, side_by_side
-from app.review.evaluate import TimingRow
+from app.review.model import CompareReport, TimingRow, VariantResult
+from app.review.model import duration as format_ms
 from app.review.text import case_cell, case_text, runs_of_case
 
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from app.engine.bench.reports import format_ms
 from app.engine.verify.results import RunResult
-from app.review.compare import CompareReport, VariantResult
-from app.review.evaluate import TimingRow
+from app.review.model import CompareReport, TimingRow, VariantResult
+from app.review.model import duration as format_ms
 
 _NUMBER = re.compile(r"-?[\d.]+(e[-+]?\d+)?( ?[a-zA-Z%]{1,2})?")
 

@@ -12,7 +12,7 @@ from review_support import SAXPY, small_copy
 
 from app.cli import main
 from app.review.audit import check_log
-from app.review.compare import CompareReport
+from app.review.model import CompareReport
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:

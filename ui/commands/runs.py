@@ -9,6 +9,7 @@ use), the message log's report and a way to bring a pane forward.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import QWidget
 from app.engine.verify.results import Status, Verdict
 from ui.assembly.model import same_file
 from ui.assembly.view import AssemblyView
+from ui.editor.cuda_editor import CudaEditor
 from ui.editor.tabs import EditorTabs
 from ui.message_log import Reporter
 from ui.runs.bench_options_dialog import BenchOptionsDialog
@@ -36,6 +38,16 @@ if TYPE_CHECKING:
     from ui.charts.bench_data import ChartsLike
 
 BUSY = ("A job is already running", "Wait for it, or Cancel it.")
+NOT_RUN_COLOUR = "#6d6d6d"
+
+
+@dataclass
+class TabResults:
+    """What one buffer's last build and last run left for the panes, kept so that the Compile,
+    PTX / SASS and Results panes show the active tab's, whichever tab a job started from."""
+
+    build: tuple[BuildSnapshot, dict[str, Any]] | None = None
+    outcome: Verdict | BenchReport | tuple[str, str] | str | None = None  # or failure, running
 
 
 class RunCommands(QObject):
@@ -58,6 +70,8 @@ class RunCommands(QObject):
         self.charts, self.report, self.show_pane = charts, report, show_pane
         self.dialog_parent = parent
         self.assembly_buffer = ""  # the buffer whose build the PTX / SASS pane shows
+        self.results: dict[str, TabResults] = {}  # by buffer id
+        self.run_buffer = ""  # the buffer whose verification or timing runs (or last ran)
         self.bench_options: BenchOptions | None = None  # the last of Bench with options
 
     def wire(self) -> None:
@@ -88,6 +102,14 @@ class RunCommands(QObject):
         return True
 
     def show_build(self, snapshot: BuildSnapshot, data: dict[str, Any]) -> None:
+        """Keep a build for its buffer; show it when that buffer's tab is the active one."""
+        self._state(snapshot.buffer_id).build = (snapshot, data)
+        if self._is_current(snapshot.buffer_id):
+            self._show_build(snapshot, data)
+        self.buildShown.emit(data)
+
+    def _show_build(self, snapshot: BuildSnapshot, data: dict[str, Any],
+                    announce: bool = True) -> None:
         """Show a build: diagnostics in the pane and the editor, PTX and SASS per kernel."""
         editor = self.tabs.editor_of(snapshot.buffer_id)
         stale = editor is not None and editor.version != snapshot.version
@@ -98,11 +120,12 @@ class RunCommands(QObject):
         self.assembly_view.show_assembly(str(ptx), data.get("sass") or {}, snapshot.filename,
                                          data.get("ptx_functions") or {})
         self.assembly_buffer = snapshot.buffer_id
+        if not announce:
+            return
         ok = bool(data.get("ok"))
         self.report("info" if ok else "error", self.compile_pane.summary.text(),
                     "" if ok else "Click a diagnostic to jump to its line.", show=False)
         self.show_pane("compile")
-        self.buildShown.emit(data)
 
     def go_to_diagnostic(self, line: int, column: int) -> None:
         """Jump to a diagnostic in the buffer that was built."""
@@ -165,21 +188,27 @@ class RunCommands(QObject):
             self.report("info", *BUSY)
             return False
         what = f"Verifying {spec_path.name}" + (f" under {sanitize}" if sanitize else "")
-        self.results_pane.show_running(what + "\u2026")
+        self._started(what + "\u2026")
         self.show_pane("results")
         return True
 
     def show_verdict(self, verdict: Verdict) -> None:
-        """Show a verdict; compile errors also go to the editor."""
-        self.results_pane.show_verdict(verdict)
-        self.show_pane("results")
+        """Keep a verdict for the buffer it ran for, and show it when that tab is active."""
+        self._state(self.run_buffer).outcome = verdict
         self.report("info" if verdict.passed else "error",
                     f"Verification: {verdict.status.replace('_', ' ')} \u2014 {verdict.message}",
                     show=False)
+        if self._is_current(self.run_buffer):
+            self._show_verdict(verdict)
+            self.show_pane("results")
+
+    def _show_verdict(self, verdict: Verdict) -> None:
+        """Show a verdict; compile errors also go to the editor of the buffer it ran for."""
+        self.results_pane.show_verdict(verdict)
         if verdict.diagnostics:
             ok = verdict.status != Status.COMPILE_ERROR
             items = self.compile_pane.show_result({"ok": ok, "diagnostics": verdict.diagnostics})
-            editor = self.tabs.current()
+            editor = self.tabs.editor_of(self.run_buffer) or self.tabs.current()
             if editor is not None:
                 editor.set_diagnostics(items)
 
@@ -193,7 +222,7 @@ class RunCommands(QObject):
             self.report("info", *BUSY)
             return False
         against = f" against {Path(options.vs).name}" if options and options.vs else ""
-        self.results_pane.show_running(f"Timing {spec_path.name}{against}\u2026")
+        self._started(f"Timing {spec_path.name}{against}\u2026")
         return True
 
     def size_variables(self) -> list[str]:
@@ -222,7 +251,9 @@ class RunCommands(QObject):
         # numpy (the charts' statistics): imported with the first timing result, not at startup.
         from ui.charts.bench_data import feed_charts
 
-        self.results_pane.show_bench(report)
+        self._state(self.run_buffer).outcome = report
+        if self._is_current(self.run_buffer):
+            self.results_pane.show_bench(report)
         self.show_pane("charts")
         shown = feed_charts(self.charts(), report)
         self.report("info" if report.status == Status.TIMED else "error",
@@ -234,5 +265,65 @@ class RunCommands(QObject):
         if kind == "compile":
             self.compile_pane.show_failure(message)
         else:
-            self.results_pane.show_failure(message, hint)
+            self._state(self.run_buffer).outcome = (message, hint)
+            if self._is_current(self.run_buffer):
+                self.results_pane.show_failure(message, hint)
         self.report("info" if message == "cancelled" else "error", f"{kind}: {message}", hint)
+
+    # -- following the active tab -------------------------------------------------------------
+
+    def _state(self, buffer_id: str) -> TabResults:
+        """The kept results of a buffer."""
+        return self.results.setdefault(buffer_id, TabResults())
+
+    def _is_current(self, buffer_id: str) -> bool:
+        """Whether the buffer is the active tab's (or no tab is open)."""
+        editor = self.tabs.current()
+        return editor is None or self.tabs.document(editor).buffer_id == buffer_id
+
+    def _started(self, what: str) -> None:
+        """A verification or timing started from the active tab."""
+        editor = self.tabs.current()
+        self.run_buffer = self.tabs.document(editor).buffer_id if editor is not None else ""
+        self._state(self.run_buffer).outcome = what
+        self.results_pane.show_running(what)
+        self.show_pane("results")
+
+    def follow(self, editor: CudaEditor | None) -> str:
+        """Show the active tab's last build and run in the Compile, PTX / SASS and Results
+        panes (or that there is none yet); returns a line for the status bar."""
+        if editor is None:
+            return ""
+        document = self.tabs.document(editor)
+        kept = self.results.get(document.buffer_id, TabResults())
+        if kept.build is not None:
+            self._show_build(*kept.build, announce=False)
+        else:
+            self.compile_pane.show_result({"ok": True, "diagnostics": []})
+            self.compile_pane.summary.setText(f"{document.title} has not been built yet "
+                                              "(Ctrl+B).")
+            self.assembly_view.show_assembly("", {}, document.title)
+            self.assembly_buffer = ""
+        return self._follow_outcome(kept.outcome, document.title)
+
+    def _follow_outcome(self, outcome: Verdict | BenchReport | tuple[str, str] | str | None,
+                        title: str) -> str:
+        """The Results pane for a tab's last run; the status bar's line for it."""
+        if isinstance(outcome, Verdict):
+            self.results_pane.show_verdict(outcome)
+            return f"{title}: verification {outcome.status.replace('_', ' ')}"
+        if isinstance(outcome, tuple):
+            self.results_pane.show_failure(*outcome)
+            return f"{title}: {outcome[0]}"
+        if isinstance(outcome, str):
+            self.results_pane.show_running(outcome)
+            return outcome
+        if outcome is not None:
+            self.results_pane.show_bench(outcome)
+            return f"{title}: timing {outcome.status}"
+        self.results_pane.set_badge("not run", NOT_RUN_COLOUR)
+        self.results_pane.message.setText(f"No results for {title} yet: verify with F5, time "
+                                          "with Ctrl+F5.")
+        self.results_pane.runs.setRowCount(0)
+        self.results_pane.details.clear()
+        return f"{title}: not run yet"

@@ -117,6 +117,7 @@ class EditorTabs(QTabWidget):
         editor.savePointChanged.connect(lambda _: self._refresh_title(editor))
         index = self.addTab(editor, document.title)
         self.setTabToolTip(index, str(path) if path else document.title)
+        self._refresh_titles()
         self.setCurrentIndex(index)
         if modified:
             self._force_modified(editor)
@@ -185,7 +186,7 @@ class EditorTabs(QTabWidget):
         if not self._write(editor, Path(chosen)):
             return False
         document.path = Path(chosen)
-        self._refresh_title(editor)
+        self._refresh_titles()
         return True
 
     def _write(self, editor: CudaEditor, path: Path) -> bool:
@@ -241,6 +242,7 @@ class EditorTabs(QTabWidget):
         self.recovery.drop(document.buffer_id)
         self.removeTab(index)
         editor.deleteLater()
+        self._refresh_titles()
 
     def close_all(self) -> bool:
         """Close every tab; False (and nothing more closed) if the user cancels one."""
@@ -250,11 +252,31 @@ class EditorTabs(QTabWidget):
         return True
 
     def _refresh_title(self, editor: CudaEditor) -> None:
-        """Tab text: the file name, with a dot while modified."""
+        """Tab text: the file name (with as much of its folder as tells it apart from another
+        open file of the same name), with a dot while modified."""
         index = self.indexOf(editor)
         document = self._documents.get(editor)
         if index < 0 or document is None:
             return
         mark = " \u25cf" if editor.is_modified() else ""
-        self.setTabText(index, document.title + mark)
+        self.setTabText(index, self.distinct_title(document) + mark)
         self.setTabToolTip(index, str(document.path) if document.path else document.title)
+
+    def _refresh_titles(self) -> None:
+        """Every tab's text (opening or closing one can make a name ambiguous or not)."""
+        for editor in list(self._documents):
+            self._refresh_title(editor)
+
+    def distinct_title(self, document: Document) -> str:
+        """`vector_add.cu`, or `vector_add.cu \u2014 folder` while another open file has the
+        same name (more of the path when the folders' names are the same too)."""
+        twins = [d.path for d in self._documents.values() if d is not document
+                 and d.title == document.title and d.path is not None]
+        if not twins or document.path is None:
+            return document.title
+        parents = document.path.parent.parts
+        for depth in range(1, len(parents) + 1):
+            tail = parents[-depth:]
+            if all(other.parent.parts[-depth:] != tail for other in twins):
+                return f"{document.title} \u2014 {'/'.join(tail)}"
+        return f"{document.title} \u2014 {document.path.parent}"

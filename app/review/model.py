@@ -1,0 +1,311 @@
+"""The results of review work as plain values: a variant's compile facts, timing rows with
+intervals and ratios, a compare report, and a bundle check. They describe themselves as JSON and
+parse it back, so the GUI receives typed objects from its review process. Nothing here imports
+the engine's heavy parts: the GUI loads this at startup."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from app import __version__
+from app.engine.verify.results import BAD_INPUT, FAILING, UNDECIDED, Status, Verdict
+
+FORMAT = 1
+MIX_CATEGORIES = ("memory", "arithmetic", "control", "other")
+
+
+def duration(ms: float | None) -> str:
+    """A duration given in milliseconds, in the unit that reads best ('-' when unknown)."""
+    if ms is None:
+        return "-"
+    for limit, scale, unit in ((1000, 1e-3, "s"), (1, 1, "ms"), (1e-3, 1e3, "us")):
+        if ms >= limit:
+            return f"{ms * scale:.4g} {unit}"
+    return f"{ms * 1e6:.4g} ns"
+
+
+@dataclass
+class CompileFacts:
+    """One variant's compile: ok or why not, its resources, occupancy and instruction mix."""
+
+    ok: bool
+    message: str = ""
+    arch: str = ""
+    compiler: str = ""
+    registers: int | None = None
+    shared_static_bytes: int | None = None
+    local_bytes: int | None = None
+    spill_stores_bytes: int | None = None
+    spill_loads_bytes: int | None = None
+    block_size: int | None = None
+    occupancy: float | None = None
+    occupancy_limiter: str = ""
+    instructions: int = 0
+    mix: dict[str, int] = field(default_factory=dict)
+    opcodes: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CompileFacts:
+        """Facts from to_json's data (unknown keys ignored)."""
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def mix_text(self) -> str:
+        """'mem 12 · arith 40 · ctrl 5 · other 9'."""
+        short = {"memory": "mem", "arithmetic": "arith", "control": "ctrl", "other": "other"}
+        return " \u00b7 ".join(f"{short[c]} {self.mix.get(c, 0)}" for c in MIX_CATEGORIES) \
+            if self.instructions else "-"
+
+
+@dataclass
+class TimingRow:
+    """One variant at one timed case: its median with a 95% interval, and its time ratio to the
+    baseline with the interval of that ratio (None where there is no baseline to divide by)."""
+
+    variant: str
+    case: dict[str, int | float]
+    status: str
+    message: str = ""
+    samples: int = 0
+    median_ms: float | None = None
+    low_ms: float | None = None
+    high_ms: float | None = None
+    ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    gbps: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TimingRow:
+        """A row from to_json's data."""
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def ratio_words(self) -> str:
+        """'0.52x (0.50..0.55)', or '-' without a ratio."""
+        if self.ratio is None:
+            return "-"
+        return f"{self.ratio:.3g}x ({self.ratio_low:.3g}..{self.ratio_high:.3g})"
+
+
+@dataclass
+class Timing:
+    """What timing produced: rows, or why there are none, and where it ran."""
+
+    status: str
+    note: str
+    rows: list[TimingRow] = field(default_factory=list)
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {"status": self.status, "note": self.note, "environment": self.environment,
+                "rows": [r.to_json() for r in self.rows]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Timing:
+        """Timing from to_json's data."""
+        return cls(str(data.get("status", "")), str(data.get("note", "")),
+                   [TimingRow.from_json(r) for r in data.get("rows", [])],
+                   dict(data.get("environment") or {}))
+
+
+@dataclass
+class VariantResult:
+    """One variant: where it is, its source, its compile and its verdict."""
+
+    name: str
+    spec_path: str
+    source_name: str
+    source: str
+    compile: CompileFacts
+    verdict: Verdict
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {"name": self.name, "spec_path": self.spec_path, "source_name": self.source_name,
+                "source": self.source, "compile": self.compile.to_json(),
+                "verdict": self.verdict.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> VariantResult:
+        """A variant's result from to_json's data."""
+        return cls(str(data["name"]), str(data["spec_path"]), str(data.get("source_name", "")),
+                   str(data.get("source", "")), CompileFacts.from_json(data["compile"]),
+                   Verdict.from_json(data["verdict"]))
+
+
+def exit_code(statuses: list[Status], timing_status: str) -> int:
+    """2 a bad spec or reference, 1 a kernel failed (verification or timing checks), 3 could
+    not decide, 0 every variant passed (timed, where a GPU could time them)."""
+    if any(s in BAD_INPUT for s in statuses):
+        return 2
+    if any(s in FAILING for s in statuses) or timing_status in FAILING:
+        return 1
+    if any(s in UNDECIDED for s in statuses):
+        return 3
+    return 0
+
+
+@dataclass
+class CompareReport:
+    """Every variant's compile and verdict, the timing, and the baseline they are measured
+    against."""
+
+    baseline: str
+    variants: list[VariantResult]
+    timing: Timing
+    cases: list[dict[str, int | float]] = field(default_factory=list)
+    seeds: int = 0
+    version: str = __version__
+
+    @property
+    def exit_code(self) -> int:
+        """DESIGN.md's exit codes over every variant."""
+        return exit_code([v.verdict.status for v in self.variants], self.timing.status)
+
+    def variant(self, name: str) -> VariantResult:
+        """The variant called `name`."""
+        return next(v for v in self.variants if v.name == name)
+
+    def summary(self) -> str:
+        """One line: how many passed, and what timing said."""
+        passed = [v.name for v in self.variants if v.verdict.passed]
+        failed = [f"{v.name} ({v.verdict.status})" for v in self.variants if not v.verdict.passed]
+        text = f"{len(passed)}/{len(self.variants)} variants passed"
+        if failed:
+            text += ": not " + ", ".join(failed)
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything, JSON-ready."""
+        return {"format": FORMAT, "kind": "compare", "version": self.version,
+                "baseline": self.baseline, "cases": self.cases, "seeds": self.seeds,
+                "variants": [v.to_json() for v in self.variants],
+                "timing": self.timing.to_json(), "summary": self.summary(),
+                "exit_code": self.exit_code}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CompareReport:
+        """A report from to_json's data (from a compare process's --json, say); ValueError
+        when it is not one."""
+        if data.get("kind") != "compare":
+            raise ValueError("this is not a compare report")
+        try:
+            return cls(str(data["baseline"]),
+                       [VariantResult.from_json(v) for v in data["variants"]],
+                       Timing.from_json(data.get("timing") or {}),
+                       list(data.get("cases") or []), int(data.get("seeds") or 0),
+                       str(data.get("version", "")))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"the compare report is incomplete ({error})") from None
+
+
+@dataclass(frozen=True)
+class Item:
+    """One claim beside what was obtained here; `differs` flags a difference, a note says
+    why something could not be compared."""
+
+    what: str
+    claimed: str
+    obtained: str
+    differs: bool
+    note: str = ""
+
+
+@dataclass
+class SpecCheck:
+    """One bundled spec: what was claimed, what was obtained, and the items compared."""
+
+    name: str
+    member: str
+    verdict: Verdict
+    compile: CompileFacts
+    timing: Timing
+    claimed_status: str
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def differences(self) -> list[Item]:
+        """The items that differ."""
+        return [i for i in self.items if i.differs]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {"name": self.name, "spec": self.member, "claimed_status": self.claimed_status,
+                "obtained": {"verdict": self.verdict.to_json(), "compile": self.compile.to_json(),
+                             "timing": self.timing.to_json()},
+                "items": [vars(i) for i in self.items],
+                "differences": len(self.differences)}
+
+
+@dataclass
+class BundleCheck:
+    """The whole re-check of a bundle."""
+
+    path: str
+    digest: str
+    signer: str
+    note: str
+    made_in: dict[str, Any]
+    here: dict[str, Any]
+    specs: list[SpecCheck]
+    files: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def claims_hold(self) -> bool:
+        """Every claim was obtained again."""
+        return not any(s.differences for s in self.specs)
+
+    @property
+    def exit_code(self) -> int:
+        """2 a bundled spec or reference is unusable, 1 a claim differs or a kernel failed,
+        3 something could not be obtained here, 0 every claim holds and every kernel passed."""
+        statuses = [s.verdict.status for s in self.specs]
+        if any(s in BAD_INPUT for s in statuses):
+            return 2
+        if not self.claims_hold or any(s in FAILING for s in statuses):
+            return 1
+        return 3 if any(s in UNDECIDED for s in statuses) else 0
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data."""
+        return {"kind": "bundle-verify", "bundle": self.path, "digest": self.digest,
+                "signed_by": self.signer or None, "note": self.note,
+                "claims_hold": self.claims_hold, "exit_code": self.exit_code,
+                "made_in": self.made_in, "here": self.here,
+                "specs": [s.to_json() for s in self.specs]}
+
+
+def spec_check_from_json(data: dict[str, Any]) -> SpecCheck:
+    """A SpecCheck from its to_json data (KeyError or ValueError when it is not one)."""
+    obtained = data["obtained"]
+    check = SpecCheck(str(data["name"]), str(data["spec"]), Verdict.from_json(obtained["verdict"]),
+                      CompileFacts.from_json(obtained["compile"]),
+                      Timing.from_json(obtained["timing"]), str(data["claimed_status"]))
+    check.items = [Item(**item) for item in data.get("items", [])]
+    return check
+
+
+def check_from_json(data: dict[str, Any]) -> BundleCheck:
+    """A BundleCheck from to_json's data (from a `bundle verify --json` process, say);
+    ValueError when the data is not one."""
+    if data.get("kind") != "bundle-verify":
+        raise ValueError("this is not a bundle check")
+    try:
+        return BundleCheck(str(data["bundle"]), str(data["digest"]),
+                           str(data.get("signed_by") or ""), str(data.get("note") or ""),
+                           dict(data.get("made_in") or {}), dict(data.get("here") or {}),
+                           [spec_check_from_json(s) for s in data["specs"]])
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"the bundle check is incomplete ({error})") from None
