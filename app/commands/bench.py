@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="time this case instead of the spec's [bench] case")
     parser.add_argument("--hot", action="store_true",
                         help="do not flush L2 between samples (default: cold, flushed)")
-    parser.add_argument("--budget-ms", type=flags.milliseconds, default=2000.0,
+    parser.add_argument("--budget-ms", type=flags.finite, default=2000.0,
                         help="time budget per variant and case, in ms (default 2000)")
     parser.add_argument("--min-samples", type=int, default=10, help="at least this many (10)")
     parser.add_argument("--max-samples", type=int, default=10_000, help="at most this many")
