@@ -18,7 +18,7 @@ from pyside6_scintilla import Scintilla, ScintillaEdit
 
 from ui.editor import cuda_language as cuda
 from ui.editor.search import SearchOptions, find_in_editor, replace_all_in_editor
-from ui.editor.style import StyleIds, apply_theme_to_editor
+from ui.editor.style import CPP_STYLES, INACTIVE_OFFSET, StyleIds, apply_theme_to_editor
 from ui.editor.text_rules import indent_after, toggle_comment
 from ui.theme import Theme
 
@@ -35,6 +35,11 @@ SEVERITY_INDICATORS = {MARKER_ERROR: INDIC_ERROR, MARKER_WARNING: INDIC_WARNING,
 FOLD_MASK = 0xFE000000
 BRACES = b"()[]{}"
 _WORD_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+# Where typing is prose, not code: completion never opens by itself there.
+NOT_CODE_STYLES = frozenset(CPP_STYLES["comment"] + CPP_STYLES["string"])
+# Keys that move through an open completion list: after one, Enter takes the chosen word.
+POPUP_KEYS = frozenset({Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown})
+ENTER_KEYS = frozenset({Qt.Key.Key_Return, Qt.Key.Key_Enter})
 
 
 class DiagnosticLike(Protocol):
@@ -70,6 +75,7 @@ class CudaEditor(ScintillaEdit):
         self._version = 0
         self._last_line = 0
         self._identifiers: tuple[int, set[str]] = (-1, set())
+        self.popup_chosen = False  # the user moved into the completion list (or asked for it)
         self.brace_pair: tuple[int, int] | None = None  # lit brace and partner (-1: unmatched)
         set_lexer(self, lexilla.create_lexer(lexilla.Language.CPP))
         self.styles = self._set_up_words()
@@ -318,16 +324,34 @@ class CudaEditor(ScintillaEdit):
         """Replace every match as one undo step; returns how many were replaced."""
         return replace_all_in_editor(self, options, replacement)
 
-    def show_completions(self) -> bool:
-        """Offer completions for the word before the caret; False when there are none."""
+    def show_completions(self, asked: bool = True) -> bool:
+        """Offer completions for the word before the caret; False when there are none. Unless
+        the user `asked` (Ctrl+Space), a word typed in full or the middle of a word offers
+        nothing, and Enter still breaks the line until the user moves into the list."""
         position = int(self.currentPos())
         start = int(self.wordStartPosition(position, True))
         prefix = self._text_range(start, position)
         words = cuda.completions(prefix, self._file_identifiers()) if prefix else []
-        if not words:
+        if not words or (not asked and self._typed_in_full(prefix, start)):
             return False
+        self.popup_chosen = asked
         self.autoCShow(len(prefix.encode("utf-8")), " ".join(words))
         return True
+
+    def _typed_in_full(self, prefix: str, start: int) -> bool:
+        """Whether the word at the caret is already complete: a CUDA or C++ word, a word that
+        goes on after the caret, or one of the file's identifiers written elsewhere."""
+        if int(self.wordEndPosition(start, True)) > int(self.currentPos()):
+            return True
+        if prefix in cuda.completion_words():
+            return True
+        return cuda.count_word(self.text(), prefix) > 1
+
+    def in_code(self, position: int) -> bool:
+        """Whether `position` lies in code (not in a comment or a string literal)."""
+        line_start = int(self.positionFromLine(self.lineFromPosition(position)))
+        self.colourise(line_start, position + 1)
+        return int(self.styleAt(position)) % INACTIVE_OFFSET not in NOT_CODE_STYLES
 
     def _file_identifiers(self) -> set[str]:
         """Identifiers of this file, recomputed only when the text changed."""
@@ -354,9 +378,11 @@ class CudaEditor(ScintillaEdit):
             self._show_call_tip()
         elif char == ord(")"):
             self.callTipCancel()
-        elif char == ord("."):
+        elif char == ord(".") and self.in_code(int(self.currentPos()) - 1):
             self._complete_member()
-        elif char in _WORD_CHARS and not self.autoCActive():
+        elif char in _WORD_CHARS and self.autoCActive():
+            self._close_if_complete()
+        elif char in _WORD_CHARS and self.in_code(int(self.currentPos()) - 1):
             self._complete_word()
 
     def _auto_indent(self) -> None:
@@ -396,13 +422,23 @@ class CudaEditor(ScintillaEdit):
     def _complete_member(self) -> None:
         """Offer x, y, z after threadIdx., blockIdx., blockDim. and gridDim."""
         if self._word_before(int(self.currentPos()) - 1) in cuda.CUDA_BUILTINS:
+            self.popup_chosen = False
             self.autoCShow(0, " ".join(cuda.DIM_MEMBERS))
 
     def _complete_word(self) -> None:
         """Offer completions once two characters of a word are typed."""
         position = int(self.currentPos())
         if position - int(self.wordStartPosition(position, True)) >= 2:
-            self.show_completions()
+            self.show_completions(asked=False)
+
+    def _close_if_complete(self) -> None:
+        """Close the list once the word typed is complete and is the entry it shows."""
+        position = int(self.currentPos())
+        start = int(self.wordStartPosition(position, True))
+        prefix = self._text_range(start, position)
+        shown = bytes(self.autoCCurrentText().data()).decode("utf-8", "replace")
+        if shown == prefix and self._typed_in_full(prefix, start):
+            self.autoCCancel()
 
     def _on_update_ui(self, updated: int) -> None:
         """Match braces and report caret moves."""
@@ -431,9 +467,15 @@ class CudaEditor(ScintillaEdit):
         self.brace_pair = None
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        """Ctrl+Space opens completion; everything else is Scintilla's."""
-        if (event.key() == Qt.Key.Key_Space
-                and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+        """Ctrl+Space opens completion; Enter breaks the line (closing a completion list the
+        user has not moved into); everything else is Scintilla's."""
+        key = event.key()
+        if key == Qt.Key.Key_Space and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             self.show_completions()
             return
+        if self.autoCActive():
+            if key in POPUP_KEYS:
+                self.popup_chosen = True
+            elif key in ENTER_KEYS and not self.popup_chosen:
+                self.autoCCancel()
         super().keyPressEvent(event)

@@ -117,6 +117,13 @@ def file_identifiers(text: str, minimum: int = 3) -> set[str]:
     return {word for word in _IDENTIFIER.findall(text) if len(word) >= minimum}
 
 
+def count_word(text: str, word: str) -> int:
+    """How many times `word` appears in `text` as a whole identifier."""
+    if not word:
+        return 0
+    return len(re.findall(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", text))
+
+
 def completions(prefix: str, file_words: Iterable[str] = (), limit: int = 200) -> list[str]:
     """Candidates starting with `prefix`: CUDA words plus the file's own identifiers.
 
