@@ -1,11 +1,13 @@
 """The Results pane: the verdict as a badge, one row per case and seed, details for failures.
 
 It shows an engine Verdict, or a timing report (a BenchReport) as the report describes itself;
-it never runs anything.
+it never runs anything. A timing run that was refused (no GPU here) does not replace the verdict
+on show: the refusal gets a line of its own under it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -22,7 +24,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.engine.verify.results import PLAIN_WORDS, Finding, RunResult, Status, Verdict
+from app import settings
+from app.engine.verify.results import PLAIN_WORDS, RunResult, Status, Verdict
+from ui.runs.result_text import (
+    case_text,
+    first_failure,
+    gui_words,
+    run_details,
+    run_message,
+    run_seconds,
+    summary_text,
+)
 
 # The timing report imports numpy, loaded with the first timing result (startup time); here only
 # for annotations.
@@ -33,6 +45,7 @@ BADGE_COLOURS: dict[str, str] = {
     Status.PASSED: "#2e7d32", Status.TIMED: "#2e7d32", Status.UNVERIFIED: "#b26a00",
     Status.CANCELLED: "#6d6d6d", Status.SPEC_ERROR: "#8e24aa", Status.REFERENCE_ERROR: "#8e24aa"}
 FAILED_COLOUR = "#c62828"
+TIMING_STYLE = "color: #d18b00;"
 BADGE_STYLE = ("QLabel {{ border-radius: 4px; padding: 3px 10px; color: white; "
                "font-weight: bold; background: {}; }}")
 
@@ -40,46 +53,6 @@ BADGE_STYLE = ("QLabel {{ border-radius: 4px; padding: 3px 10px; color: white; "
 def badge_colour(status: str) -> str:
     """Green for passed, amber for undecided, red for any failure."""
     return BADGE_COLOURS.get(status, FAILED_COLOUR)
-
-
-def _case_text(case: dict[str, int | float]) -> str:
-    """{n=1000, m=3}."""
-    return ", ".join(f"{k}={v}" for k, v in case.items())
-
-
-def finding_text(finding: Finding) -> str:
-    """A finding in words: buffer, message, what its kind means, how many elements are wrong,
-    first bad indices with values, largest errors."""
-    lines = [f"{finding.buffer}: {finding.message}"]
-    words = PLAIN_WORDS.get(finding.kind)
-    if words:
-        lines.append(f"    ({words})")
-    if finding.count:
-        lines.append(f"    {finding.count} of {finding.total} elements are wrong")
-    for index, want, got in zip(finding.first_indices, finding.expected, finding.actual,
-                                strict=False):
-        lines.append(f"    at {tuple(index)}: expected {want}, got {got}")
-    if finding.max_abs_error is not None:
-        lines.append(f"    largest errors: absolute {finding.max_abs_error:.3g}, "
-                     f"relative {finding.max_rel_error or 0:.3g}")
-    return "\n".join(lines)
-
-
-def run_details(run: RunResult) -> str:
-    """Everything known about one run, in plain words."""
-    lines = [f"case {{{_case_text(run.case)}}}, seed {run.seed}: {run.status}"]
-    if PLAIN_WORDS.get(run.status):
-        lines.append(PLAIN_WORDS[run.status])
-    if run.message:
-        lines.append(run.message)
-    lines.extend(finding_text(f) for f in run.findings)
-    return "\n".join(lines)
-
-
-def sanitizer_text(verdict: Verdict) -> str:
-    """compute-sanitizer's reports, one line each (the engine keeps them as plain records)."""
-    return "\n".join(f"{s.get('tool')}: {s.get('kind')} in {s.get('kernel')} at "
-                     f"{s.get('location') or 'unknown line'}" for s in verdict.sanitizer)
 
 
 class ResultsPane(QWidget):
@@ -91,8 +64,14 @@ class ResultsPane(QWidget):
         self.badge = QLabel("NOT RUN")
         self.message = QLabel("Verify with F5, time with Ctrl+F5.")
         self.message.setWordWrap(True)
+        self.timing = QLabel()
+        self.timing.setWordWrap(True)
+        self.timing.setStyleSheet(TIMING_STYLE)
+        self.timing.setVisible(False)
         self.runs = QTableWidget(0, 5)
         self.details = QPlainTextEdit(readOnly=True)
+        # The time limit of a launch (the window hands in the run controller's), for timeouts.
+        self.time_limit: Callable[[], float] = lambda: settings.TIME_LIMIT_S
         self._verdict: Verdict | None = None
         self._build()
         self.set_badge("not run", "#6d6d6d")
@@ -112,6 +91,7 @@ class ResultsPane(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.message)
+        layout.addWidget(self.timing)
         layout.addWidget(splitter, 1)
 
     def set_badge(self, text: str, colour: str) -> None:
@@ -123,61 +103,96 @@ class ResultsPane(QWidget):
         """Say a run is under way."""
         self.set_badge("running", "#1565c0")
         self.message.setText(what)
+        self.timing.setVisible(False)
 
     def show_failure(self, message: str, hint: str = "") -> None:
         """A run that produced no verdict (cancelled, or the engine could not start)."""
         status = "cancelled" if message == "cancelled" else "not run"
         self.set_badge(status, badge_colour("cancelled"))
-        self.message.setText(message + (f"\n{hint}" if hint else ""))
+        self.message.setText(gui_words(message) + (f"\n{hint}" if hint else ""))
 
     def show_verdict(self, verdict: Verdict) -> None:
-        """Show a verdict: badge, message with its plain words, backend, runs."""
+        """Show a verdict: badge, message with its plain words, backend, runs; the first run
+        that failed is selected and its details shown."""
         self._verdict = verdict
+        self._show_badge_and_message(verdict)
+        self.timing.setVisible(False)
+        self._fill_runs(verdict.runs)
+        self.select_run(first_failure(verdict))
+
+    def _show_badge_and_message(self, verdict: Verdict) -> None:
+        """The verdict's badge, and its message with plain words and the backend."""
         self.set_badge(verdict.status, badge_colour(verdict.status))
         words = PLAIN_WORDS.get(verdict.status, "")
         device = verdict.device.get("name") or verdict.backend
         emulated = " (CPU emulation)" if verdict.emulated else ""
-        self.message.setText(f"{verdict.message}\n{words}\nbackend: {device}{emulated}".strip())
-        self._fill_runs(verdict.runs)
-        self.details.setPlainText(self._first_failure_text(verdict))
+        self.message.setText(f"{gui_words(verdict.message)}\n{words}\nbackend: "
+                             f"{device}{emulated}".strip())
 
     def show_bench(self, report: BenchReport) -> None:
-        """Show a timing report: badge, message, and the report's own table."""
+        """Show a timing report: badge, message, and the report's own table. A refusal to time
+        (status unverified: no GPU here, say) leaves a verdict on show and adds a line."""
+        if report.status == Status.UNVERIFIED:
+            self._show_refusal(gui_words(report.message))
+            return
         self._verdict = None
         self.set_badge(report.status, badge_colour(report.status))
-        self.message.setText(report.message)
+        self.message.setText(gui_words(report.message))
+        self.timing.setVisible(False)
         self.runs.setRowCount(0)
         self.details.setPlainText(report.describe())
 
+    def _show_refusal(self, message: str) -> None:
+        """Timing did not run: say why, under the verdict when one is shown."""
+        text = f"Not timed: {message.removeprefix('not timed: ')}"
+        if self._verdict is None:
+            self.set_badge("not timed", badge_colour(Status.UNVERIFIED))
+            self.message.setText(text)
+            self.runs.setRowCount(0)
+            self.details.clear()
+            return
+        self._show_badge_and_message(self._verdict)
+        self.timing.setText(text)
+        self.timing.setVisible(True)
+
     def _fill_runs(self, runs: list[RunResult]) -> None:
         """One row per case and seed, failures coloured."""
+        self.runs.blockSignals(True)  # the selection is set once the rows are filled
         self.runs.setRowCount(len(runs))
         for row, run in enumerate(runs):
-            values = [_case_text(run.case), str(run.seed), run.status, f"{run.seconds:.3f}",
-                      run.message]
+            values = [case_text(run.case), str(run.seed), run.status,
+                      run_seconds(run, self.time_limit()), run_message(run)]
             for column, value in enumerate(values):
                 item = QTableWidgetItem(value)
+                item.setToolTip(value if column == 4 else "")
                 if column == 2:
                     item.setForeground(QColor("white"))
                     item.setBackground(QColor(badge_colour(run.status)))
                 self.runs.setItem(row, column, item)
+        self.runs.blockSignals(False)
         self.runs.resizeColumnsToContents()
 
-    @staticmethod
-    def _first_failure_text(verdict: Verdict) -> str:
-        """Details of the first failing run, or sanitizer findings, or a short all-clear."""
-        failed = next((run for run in verdict.runs if not run.passed), None)
-        if failed is not None:
-            return run_details(failed)
-        if verdict.sanitizer:
-            return sanitizer_text(verdict)
-        return "Every run passed." if verdict.runs else ""
+    def select_run(self, row: int) -> None:
+        """Select a run and show its details; -1 selects none and shows the summary."""
+        if row < 0:
+            self.runs.clearSelection()
+            self.runs.setCurrentCell(-1, -1)
+            self.details.setPlainText(summary_text(self._verdict) if self._verdict else "")
+            return
+        self.runs.setCurrentCell(row, 0)
+        self.runs.selectRow(row)
+        self._show_run(row)
+
+    def selected_run(self) -> int:
+        """The row selected in the runs table (-1 when none)."""
+        rows = self.runs.selectionModel().selectedRows()
+        return rows[0].row() if rows else -1
 
     def _show_run(self, row: int) -> None:
         """Details of the selected run."""
         runs = self._verdict.runs if self._verdict is not None else []
         if 0 <= row < len(runs):
-            self.details.setPlainText(run_details(runs[row]))
+            self.details.setPlainText(run_details(runs[row], self.time_limit()))
 
     def status(self) -> str:
         """The badge text (for checks)."""
