@@ -19,6 +19,7 @@ from app.review.environment import environment, gpu_names
 from app.review.evaluate import RunOptions, time_specs, verify_on
 from app.review.model import BundleCheck, CompileFacts, Item, SpecCheck, Timing
 from app.review.profile import compile_facts
+from app.review.text import case_text
 from app.spec import Spec, SpecError, load_spec
 
 Progress = Callable[[str, float], None]
@@ -70,7 +71,7 @@ def _timing_items(claimed: dict[str, Any], timing: Timing, same_gpu: bool) -> li
     rows = {str(r.case): r for r in timing.rows}
     items = []
     for row in claimed.get("rows") or []:
-        what = f"median time at {row.get('case')}"
+        what = f"median time at {case_text(dict(row.get('case') or {}))}"
         mine = rows.get(str(row.get("case")))
         before = row.get("median_ms")
         if mine is None or mine.median_ms is None or not before:
