@@ -35,8 +35,10 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "bench": ("&Run", "&Bench", "Ctrl+F5", "Time the kernel"),
     "bench_options": ("&Run", "Bench with &options\u2026", "Ctrl+Shift+F5",
                       "Time with a budget, cold or hot caches, a size sweep or a baseline (A/B)"),
-    "memcheck": ("&Run", "Verify under &memcheck", "", "compute-sanitizer memcheck"),
-    "racecheck": ("&Run", "Verify under &racecheck", "", "compute-sanitizer racecheck"),
+    "memcheck": ("&Run", "Verify under &memcheck", "",
+                 "Verify with every memory access checked (compute-sanitizer memcheck)"),
+    "racecheck": ("&Run", "Verify under &racecheck", "",
+                  "Verify with shared-memory races detected (compute-sanitizer racecheck)"),
     "compare": ("&Run", "Co&mpare kernels\u2026", "Ctrl+Shift+M",
                 "Open kernels side by side: sources, verdicts, resources, timing with ratios"),
     "cancel": ("&Run", "&Cancel", "Shift+F5", "Stop the running build, verification or timing"),
@@ -47,6 +49,13 @@ BACKENDS = ("auto", "pycuda", "cpu")
 # Commands that start a job: disabled while one runs (Cancel is enabled instead).
 RUN_ACTIONS = ("build", "verify", "bench", "bench_options", "memcheck", "racecheck")
 Slots = Mapping[str, Callable[[], object]]
+SANITIZERS = ("memcheck", "racecheck")
+# Why a command cannot run here; kept on the action so that set_running leaves it disabled.
+UNAVAILABLE = "unavailable"
+NO_GPU = ("Needs an NVIDIA GPU: {name} runs the kernel under compute-sanitizer, which only "
+          "works on a GPU. This machine runs kernels in CPU emulation.")
+CPU_CHOSEN = ("Not with the CPU backend: {name} runs the kernel under compute-sanitizer on a "
+              "GPU. Choose Run > Backend > auto or pycuda.")
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,7 @@ def install_actions(window: QMainWindow, slots: Slots, choices: Choices) -> dict
     for name, (menu_title, text, shortcut, tip) in COMMANDS.items():
         if menu_title not in menus:
             menus[menu_title] = window.menuBar().addMenu(menu_title)
+            menus[menu_title].setToolTipsVisible(True)  # a disabled entry says why
         action = QAction(text, window)
         action.setObjectName(f"action_{name}")
         if shortcut:
@@ -89,7 +99,39 @@ def set_running(actions: Mapping[str, QAction], running: bool) -> None:
     """While a job runs, Cancel is enabled and the commands that start another are not."""
     actions["cancel"].setEnabled(running)
     for name in RUN_ACTIONS:
-        actions[name].setEnabled(not running)
+        actions[name].setEnabled(not running and not actions[name].property(UNAVAILABLE))
+
+
+def command_tip(name: str) -> str:
+    """An action's own tool tip: what it does, and its shortcut."""
+    _, text, shortcut, tip = COMMANDS[name]
+    return f"{tip} ({shortcut})" if shortcut and tip else tip or text
+
+
+def sanitizer_refusal(gpu: bool, backend: str) -> str:
+    """Why compute-sanitizer cannot run here ('' when it can), in the window's words."""
+    if not gpu:
+        return NO_GPU
+    return CPU_CHOSEN if backend == "cpu" else ""
+
+
+def set_unavailable(actions: Mapping[str, QAction], names: Sequence[str], why: str) -> None:
+    """Disable commands that cannot run here, with `why` as their tool tip ('' enables them
+    again, unless a job is running); `{name}` in `why` becomes each command's name."""
+    for name in names:
+        action = actions[name]
+        reason = why.format(name=name)
+        action.setProperty(UNAVAILABLE, reason)
+        action.setEnabled(not reason and not actions["cancel"].isEnabled())
+        action.setToolTip(reason or command_tip(name))
+        action.setStatusTip(reason or COMMANDS[name][3])
+
+
+def check_backend(window: QMainWindow, name: str) -> None:
+    """Tick `name` in Run > Backend (after a change made elsewhere, in Settings say)."""
+    action = window.findChild(QAction, f"backend_{name}")
+    if action is not None:
+        action.setChecked(True)
 
 
 def _add_backend_menu(window: QMainWindow, run_menu: QMenu, choices: Choices) -> None:
@@ -98,6 +140,7 @@ def _add_backend_menu(window: QMainWindow, run_menu: QMenu, choices: Choices) ->
     group = QActionGroup(window)
     for name in BACKENDS:
         action = QAction(name, window, checkable=True)
+        action.setObjectName(f"backend_{name}")
         action.setChecked(name == choices.backend)
         action.triggered.connect(lambda _=False, n=name: choices.set_backend(n))
         group.addAction(action)

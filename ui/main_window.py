@@ -15,7 +15,15 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QVBoxLayout, QWidget
 
 from app.paths import data_dir
-from ui.actions import Choices, install_actions, set_running
+from ui.actions import (
+    SANITIZERS,
+    Choices,
+    check_backend,
+    install_actions,
+    sanitizer_refusal,
+    set_running,
+    set_unavailable,
+)
 from ui.assembly.view import AssemblyView
 from ui.assistant.pane import AssistantPane
 from ui.assistant.worker import AssistantRunner, SessionFactory
@@ -88,6 +96,7 @@ class MainWindow(QMainWindow):
         self.compile_pane = CompilePane()
         self.results_pane = ResultsPane()
         self.results_pane.time_limit = lambda: self.runner.timeout
+        self.results_pane.time_limit = lambda: self.runner.timeout
         self.assembly_view = AssemblyView()
         self.spec_panel = SpecPanel()
         self.assistant_pane = AssistantPane()
@@ -109,12 +118,13 @@ class MainWindow(QMainWindow):
         self._build_central()
         self.docks = self._build_docks()
         self.actions_by_name = install_actions(self, self._command_slots(), Choices(
-            self.runner.backend, self.runner.set_backend, self.themes.theme.name,
+            self.runner.backend, self.set_backend, self.themes.theme.name,
             self.set_theme, list(self.docks.values())))
         self._connect()
         self._default_state = self.saveState()
         self._restore_layout()
         self._offer_recovery = offer_recovery
+        self.gpu_usable = True  # until the backend probe says otherwise
         QTimer.singleShot(0, self._after_show)
 
     # -- construction -------------------------------------------------------------------------
@@ -201,9 +211,26 @@ class MainWindow(QMainWindow):
         """Work that must not delay the first paint: backend detection, crash recovery."""
         probe = BackendProbe(self)
         probe.found.connect(self.status.set_backend)
+        probe.gpu.connect(self._gpu_found)
         QThreadPool.globalInstance().start(probe.runnable())
         if self._offer_recovery:
             self.offer_recovery()
+
+    def set_backend(self, name: str) -> None:
+        """Where verify and bench run: auto, pycuda or cpu (Run > Backend, Settings)."""
+        self.runner.set_backend(name)
+        check_backend(self, name)
+        self._update_sanitizers()
+
+    def _gpu_found(self, usable: bool) -> None:
+        """The backend probe found (or did not find) a GPU that can run kernels."""
+        self.gpu_usable = usable
+        self._update_sanitizers()
+
+    def _update_sanitizers(self) -> None:
+        """memcheck and racecheck need a GPU: disabled, saying why, when none can be used."""
+        why = sanitizer_refusal(self.gpu_usable, self.runner.backend)
+        set_unavailable(self.actions_by_name, SANITIZERS, why)
 
     # -- messages and layout ------------------------------------------------------------------
 

@@ -26,6 +26,9 @@ class ChartsLike(Protocol):
     sweep: Any
     roofline: Any
 
+    def show_fed(self, fed: set[str], why_not: str) -> None:
+        """Show the charts that got data; say `why_not` when none did."""
+
 
 def comparison_text(report: BenchReport) -> str:
     """The A/B comparison of the last case as the report states it, or '' without one."""
@@ -72,13 +75,18 @@ def feed_roofline(charts: ChartsLike, roofline: Mapping[str, Any]) -> bool:
 
 def feed_charts(charts: ChartsLike, report: BenchReport) -> str:
     """Feed every chart the report has data for; returns what was shown, in words."""
-    shown = []
+    shown, fed = [], set()
     names, samples = report.samples_chart()
     if feed_samples(charts, names, samples):
         shown.append(f"{len(names)} variant(s)")
+        fed |= {"samples", "variants"}
     if feed_sweep(charts, *report.sweep_series()):
         shown.append("size sweep")
+        fed.add("sweep")
     if feed_roofline(charts, report.roofline_points()):
         shown.append("roofline")
+        fed.add("roofline")
     charts.variants.set_note(comparison_text(report))
+    charts.show_fed(fed, f"Not timed: {report.message.removeprefix('not timed: ')}"
+                    if report.message else "The timing run produced no samples.")
     return ", ".join(shown) or "no timing data in the result"

@@ -26,7 +26,9 @@ class SamplesChart(pg.PlotWidget):  # type: ignore[misc]
         enable_hover(self.medians)
         self.addItem(self.points)
         self.addItem(self.medians)
-        self.setLabel("left", "time", units="ms")
+        # No SI units: pyqtgraph would prefix "ms" itself ("mms"); times are never negative.
+        self.setLabel("left", "time (ms)")
+        self.setLimits(yMin=0)
         self.setTitle("Timing samples per variant")
         self.showGrid(y=True, alpha=0.3)
         style_plot(self, theme)

@@ -26,6 +26,7 @@ class SweepChart(pg.GraphicsLayoutWidget):  # type: ignore[misc]
         self.time_plot.setLabel("left", "time (ms)")
         self.bandwidth_plot.setLabel("left", "GB/s")
         self.bandwidth_plot.setLabel("bottom", "size (elements)")
+        self.bandwidth_plot.setLimits(yMin=0)
         self.bandwidth_plot.setXLink(self.time_plot)
         for plot in (self.time_plot, self.bandwidth_plot):
             plot.showGrid(x=True, y=True, alpha=0.3)

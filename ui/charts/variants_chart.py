@@ -27,7 +27,9 @@ class VariantsChart(pg.PlotWidget):  # type: ignore[misc]
         enable_hover(self.tops)
         for item in (self.bars, self.errors, self.tops):
             self.addItem(item)
-        self.setLabel("left", "median time", units="ms")
+        # No SI units: pyqtgraph would prefix "ms" itself ("mms"); times are never negative.
+        self.setLabel("left", "median time (ms)")
+        self.setLimits(yMin=0)
         self.note = ""
         self.set_note("")
         self.showGrid(y=True, alpha=0.3)

@@ -254,7 +254,8 @@ class RunCommands(QObject):
         self._state(self.run_buffer).outcome = report
         if self._is_current(self.run_buffer):
             self.results_pane.show_bench(report)
-        self.show_pane("charts")
+        # A refusal to time (no GPU) is told in the Results pane; the charts say it too.
+        self.show_pane("charts" if report.status == Status.TIMED else "results")
         shown = feed_charts(self.charts(), report)
         self.report("info" if report.status == Status.TIMED else "error",
                     f"Timing: {report.status} \u2014 {report.message}", f"Charts: {shown}",
