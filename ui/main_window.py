@@ -96,7 +96,6 @@ class MainWindow(QMainWindow):
         self.compile_pane = CompilePane()
         self.results_pane = ResultsPane()
         self.results_pane.time_limit = lambda: self.runner.timeout
-        self.results_pane.time_limit = lambda: self.runner.timeout
         self.assembly_view = AssemblyView()
         self.spec_panel = SpecPanel()
         self.assistant_pane = AssistantPane()
