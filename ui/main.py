@@ -42,7 +42,7 @@ def _busiest_line(window: MainWindow) -> int:
     """The source line with the most SASS instructions (what a screenshot should highlight)."""
     counts: dict[int, int] = {}
     for row in window.assembly_view.rows:
-        if row.line:
+        if row.line and not row.text.startswith("NOP"):  # padding after the kernel's end
             counts[row.line] = counts.get(row.line, 0) + 1
     return max(counts, key=lambda line: counts[line]) if counts else 0
 

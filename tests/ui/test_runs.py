@@ -120,11 +120,12 @@ def test_source_lines_and_sass_select_each_other(qtbot: Any, window: MainWindow,
     assert view.mix_label.text().startswith("SASS: memory ")
     editor.go_to(19)  # c[i] = a[i] + b[i];  (Scintilla reports the caret move when idle)
     qtbot.waitUntil(lambda: bool(view.highlighted_rows(view.sass_view)), timeout=5000)
-    rows = view.highlighted_rows(view.sass_view)
-    assert rows and all(view.rows[r].line == 19 for r in rows)
+    blocks = view.highlighted_rows(view.sass_view)
+    assert blocks and all(view.rows[view.row_at_block(b)].line == 19 for b in blocks)
     assert view.highlighted_rows(view.ptx_view)
     other = next(i for i, row in enumerate(view.rows) if row.line == 14)
     cursor = view.sass_view.textCursor()
-    cursor.setPosition(view.sass_view.document().findBlockByNumber(other).position())
+    cursor.setPosition(view.sass_view.document().findBlockByNumber(
+        view.block_of_row(other)).position())
     view.sass_view.setTextCursor(cursor)
     assert editor.markerGet(13) & (1 << 3)  # line 14 carries the correlated-line marker

@@ -1,9 +1,10 @@
 """PTX and SASS views with source correlation and an instruction-mix summary.
 
 Both views show the kernel chosen in the kernel box (shown when a file has several kernels):
-its SASS listing and its own part of the module's PTX, not the whole module. Selecting a source
-line highlights the instructions made from it; clicking an instruction asks the editor to show
-its source line (sourceLineRequested).
+its SASS listing and its own part of the module's PTX, not the whole module, coloured, with the
+source lines they came from quoted between the instructions. Selecting a source line highlights
+the instructions made from it and counts them; Previous and Next step through them. Clicking
+an instruction marks it and asks the editor to show its source line (sourceLineRequested).
 """
 
 from __future__ import annotations
@@ -11,19 +12,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QColor, QFont, QTextCursor, QTextFormat
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtGui import QColor, QFont, QPalette, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QPushButton,
     QTabWidget,
     QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
+from ui.assembly.highlighter import PTX_RULES, SASS_RULES, AssemblyHighlighter
+from ui.assembly.listing import ListingLine, quote_locs, sass_listing
 from ui.assembly.model import (
     SassRow,
     mix_text,
@@ -34,6 +39,9 @@ from ui.assembly.model import (
     sass_rows,
     sass_rows_for_line,
 )
+
+# Backgrounds: the selected line's instructions, and the one clicked or stepped to.
+LINE_COLOURS = {True: ("#2f4a35", "#4f7a3a"), False: ("#e6f4e9", "#b9e0a5")}
 
 
 def _code_view() -> QPlainTextEdit:
@@ -58,7 +66,8 @@ def _in_file_order(names: list[str], module_ptx: str) -> list[str]:
 
 
 class AssemblyView(QWidget):
-    """Kernel selector, mix summary, and SASS and PTX tabs."""
+    """Kernel selector, mix summary, a bar for the selected line's instructions, and SASS and
+    PTX tabs."""
 
     sourceLineRequested = Signal(int)
 
@@ -68,43 +77,72 @@ class AssemblyView(QWidget):
         self.kernel_box = QComboBox()
         self.kernel_label = QLabel("Kernel:")
         self.mix_label = QLabel("Build to see PTX and SASS.")
+        self.line_label = QLabel("Put the caret on a source line to see its instructions.")
+        self.previous_button = QPushButton("\u25c0 Previous")
+        self.next_button = QPushButton("Next \u25b6")
+        self.interleave_box = QCheckBox("Source lines")
+        self.interleave_box.setChecked(True)
+        self.interleave_box.setToolTip("Show the source lines between the instructions made "
+                                       "from them")
         self.sass_view = _code_view()
         self.ptx_view = _code_view()
+        self.sass_colours = AssemblyHighlighter(self.sass_view.document(), SASS_RULES,
+                                                self.palette())
+        self.ptx_colours = AssemblyHighlighter(self.ptx_view.document(), PTX_RULES,
+                                               self.palette())
         self.tabs = QTabWidget()
         self._sass: dict[str, list[SassRow]] = {}
         self._rows: list[SassRow] = []
+        self._listing: list[ListingLine] = []
+        self._block_of_row: dict[int, int] = {}
         self._ptx_lines: list[int] = []
         self._ptx = ""
         self._module_ptx = ""
         self._ptx_by_kernel: dict[str, str] = {}
         self._source = ""
+        self._source_text = ""
+        self._line = 0  # the source line whose instructions are highlighted
+        self._line_rows: list[int] = []  # their SASS rows
+        self._current = -1  # which of them is marked (clicked or stepped to)
         self._syncing = False
-        self.highlight = QColor("#3d5a3d")
         self._build()
+        self._update_line_bar()
 
     def _build(self) -> None:
-        """Selector and summary over the two views."""
+        """Selector and summary, the line's bar, then the two views."""
         top = QHBoxLayout()
         top.addWidget(self.kernel_label)
         top.addWidget(self.kernel_box, 1)
+        top.addWidget(self.interleave_box)
+        bar = QHBoxLayout()
+        bar.addWidget(self.line_label, 1)
+        bar.addWidget(self.previous_button)
+        bar.addWidget(self.next_button)
         self.tabs.addTab(self.sass_view, "SASS")
         self.tabs.addTab(self.ptx_view, "PTX")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(top)
         layout.addWidget(self.mix_label)
+        layout.addLayout(bar)
         layout.addWidget(self.tabs, 1)
         self.kernel_box.currentTextChanged.connect(self._show_kernel)
         self.tabs.currentChanged.connect(lambda _: self._update_mix())
         self.sass_view.cursorPositionChanged.connect(self._sass_clicked)
         self.ptx_view.cursorPositionChanged.connect(self._ptx_clicked)
+        self.previous_button.clicked.connect(lambda: self.step(-1))
+        self.next_button.clicked.connect(lambda: self.step(1))
+        self.interleave_box.toggled.connect(lambda _: self._show_kernel(
+            self.kernel_box.currentText()))
 
     def show_assembly(self, ptx: str, sass: Mapping[str, Sequence[dict[str, Any]]],
                       source: str = "",
-                      ptx_by_kernel: Mapping[str, str | None] | None = None) -> None:
+                      ptx_by_kernel: Mapping[str, str | None] | None = None,
+                      source_text: str = "") -> None:
         """Show a build: the module's PTX, each kernel's PTX (`ptx_by_kernel`, cut out of the
-        module by app.compile.ptx_function) and SASS; `source` names the edited file."""
-        self._source = source
+        module by app.compile.ptx_function) and SASS; `source` names the edited file and
+        `source_text` is the text that was built (quoted between the instructions)."""
+        self._source, self._source_text = source, source_text
         self._module_ptx = ptx or ""
         self._ptx_by_kernel = {name: text for name, text in (ptx_by_kernel or {}).items() if text}
         self._sass = {name: sass_rows(rows) for name, rows in sass.items()}
@@ -125,16 +163,23 @@ class AssemblyView(QWidget):
 
     def _show_kernel(self, name: str) -> None:
         """Fill both views with one kernel: its SASS listing and its PTX (the whole module when
-        its own part is unknown)."""
+        its own part is unknown), with their source lines quoted."""
         self._rows = self._sass.get(name, [])
         self._ptx = self._ptx_by_kernel.get(name) or self._module_ptx
         self._ptx_lines = ptx_source_lines(self._ptx, self._source, ptx_files(self._module_ptx))
+        interleave = self.interleave_box.isChecked()
+        self._listing = sass_listing(self._rows, self._source_text, self._source, interleave)
+        self._block_of_row = {line.row: block for block, line in enumerate(self._listing)
+                              if line.row >= 0}
+        ptx_text = quote_locs(self._ptx, self._ptx_lines, self._source_text) if interleave \
+            else self._ptx
         self._syncing = True
-        lines = [f"/*{row.offset:04x}*/  {row.text}" for row in self._rows]
-        self.sass_view.setPlainText("\n".join(lines) if lines else "(no SASS)")
-        self.ptx_view.setPlainText(self._ptx or "(no PTX)")
+        self.sass_view.setPlainText("\n".join(line.text for line in self._listing)
+                                    if self._listing else "(no SASS)")
+        self.ptx_view.setPlainText(ptx_text or "(no PTX)")
         self._syncing = False
         self._update_mix()
+        self.select_source_line(self._line)
 
     def _update_mix(self) -> None:
         """Summarise the visible listing's instruction mix."""
@@ -143,51 +188,139 @@ class AssemblyView(QWidget):
         else:
             self.mix_label.setText("SASS: " + mix_text(sass_mix(self._rows)))
 
-    def select_source_line(self, line: int) -> list[int]:
-        """Highlight the SASS and PTX lines made from a source line; returns the SASS rows."""
-        rows = sass_rows_for_line(self._rows, line, self._source)
-        ptx_rows = [i for i, source_line in enumerate(self._ptx_lines) if source_line == line]
-        self._mark(self.sass_view, rows)
-        self._mark(self.ptx_view, ptx_rows)
-        return rows
+    # -- rows and blocks ----------------------------------------------------------------------
 
-    def _mark(self, view: QPlainTextEdit, rows: list[int]) -> None:
-        """Give whole lines a background and scroll the first into view."""
-        selections = []
-        document = view.document()
-        for row in rows:
-            block = document.findBlockByNumber(row)
-            if not block.isValid():
-                continue
-            selection = QTextEdit.ExtraSelection()
-            selection.format.setBackground(self.highlight)
-            selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            selection.cursor = QTextCursor(block)
-            selections.append(selection)
-        view.setExtraSelections(selections)
-        if selections:
-            self._syncing = True
-            view.setTextCursor(selections[0].cursor)
-            view.centerCursor()
-            self._syncing = False
+    def block_of_row(self, row: int) -> int:
+        """The block (printed line) of a SASS row."""
+        return self._block_of_row.get(row, -1)
+
+    def row_at_block(self, block: int) -> int:
+        """The SASS row printed on a block (-1 for a quoted source line)."""
+        return self._listing[block].row if 0 <= block < len(self._listing) else -1
 
     @property
     def rows(self) -> list[SassRow]:
         """The SASS rows of the kernel shown."""
         return list(self._rows)
 
+    # -- the selected line's instructions -----------------------------------------------------
+
+    def select_source_line(self, line: int) -> list[int]:
+        """Highlight the SASS and PTX lines made from a source line, count them and mark the
+        first; returns the SASS rows (none for line 0, which clears every highlight)."""
+        self._line = line
+        self._line_rows = sass_rows_for_line(self._rows, line, self._source) if line else []
+        self._current = 0 if self._line_rows else -1
+        ptx_rows = [i for i, source_line in enumerate(self._ptx_lines)
+                    if line and source_line == line]
+        self._mark_sass(scroll=True)
+        self._mark(self.ptx_view, ptx_rows, -1, scroll=True)
+        return list(self._line_rows)
+
+    def step(self, direction: int) -> int:
+        """Mark the next (1) or previous (-1) instruction of the selected line, wrapping;
+        returns its SASS row (-1 when the line has none)."""
+        if not self._line_rows:
+            return -1
+        self._current = (self._current + direction) % len(self._line_rows)
+        self._mark_sass(scroll=True)
+        return self._line_rows[self._current]
+
+    def current_row(self) -> int:
+        """The SASS row marked as clicked or stepped to (-1 when none)."""
+        return self._line_rows[self._current] if self._current >= 0 else -1
+
+    def _mark_sass(self, scroll: bool) -> None:
+        """Highlight the line's instructions in the SASS view, the current one more strongly,
+        and say how many there are."""
+        blocks = [self.block_of_row(row) for row in self._line_rows]
+        current = blocks[self._current] if self._current >= 0 else -1
+        self._mark(self.sass_view, blocks, current, scroll)
+        self._update_line_bar()
+
+    def _update_line_bar(self) -> None:
+        """'Line 19: 3 instructions (2 of 3)', with Previous and Next when there are several."""
+        count = len(self._line_rows)
+        if not self._line:
+            text = "Put the caret on a source line to see its instructions."
+        elif not count:
+            text = f"Line {self._line}: no instructions in this kernel"
+        else:
+            text = f"Line {self._line}: {count} instruction{'s' if count > 1 else ''} " \
+                   f"({self._current + 1} of {count})"
+        self.line_label.setText(text)
+        for button in (self.previous_button, self.next_button):
+            button.setEnabled(count > 1)
+
+    def _colours(self) -> tuple[QColor, QColor]:
+        """The line's background and the current instruction's, for the palette."""
+        dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128
+        line, current = LINE_COLOURS[dark]
+        return QColor(line), QColor(current)
+
+    def _mark(self, view: QPlainTextEdit, blocks: list[int], current: int,
+              scroll: bool) -> None:
+        """Give whole lines a background (`current` a stronger one) and scroll to it (or to
+        the first)."""
+        line_colour, current_colour = self._colours()
+        selections = []
+        document = view.document()
+        for block_number in blocks:
+            block = document.findBlockByNumber(block_number)
+            if not block.isValid():
+                continue
+            selection = QTextEdit.ExtraSelection()
+            selection.format.setBackground(current_colour if block_number == current
+                                           else line_colour)
+            selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            selection.cursor = QTextCursor(block)
+            selections.append(selection)
+        view.setExtraSelections(selections)
+        target = current if current >= 0 else (blocks[0] if blocks else -1)
+        if scroll and target >= 0:
+            self._syncing = True
+            view.setTextCursor(QTextCursor(document.findBlockByNumber(target)))
+            view.centerCursor()
+            self._syncing = False
+
     def highlighted_rows(self, view: QPlainTextEdit) -> list[int]:
         """Block numbers currently highlighted in a view (for checks)."""
         return [s.cursor.blockNumber() for s in view.extraSelections()]
 
+    def marked_block(self) -> int:
+        """The SASS view's block with the current instruction's background (-1 when none)."""
+        strong = self._colours()[1]
+        return next((s.cursor.blockNumber() for s in self.sass_view.extraSelections()
+                     if s.format.background().color() == strong), -1)
+
+    # -- clicks -------------------------------------------------------------------------------
+
     def _sass_clicked(self) -> None:
-        """Ask for the source line of the SASS instruction under the cursor."""
-        row = self.sass_view.textCursor().blockNumber()
-        if not self._syncing and 0 <= row < len(self._rows) and self._rows[row].line > 0:
-            self.sourceLineRequested.emit(self._rows[row].line)
+        """Mark the clicked instruction among its line's and ask for that source line."""
+        if self._syncing:
+            return
+        row = self.row_at_block(self.sass_view.textCursor().blockNumber())
+        if row < 0 or self._rows[row].line <= 0:
+            return
+        line = self._rows[row].line
+        self._line = line
+        self._line_rows = sass_rows_for_line(self._rows, line, self._source)
+        self._current = self._line_rows.index(row) if row in self._line_rows else -1
+        self._mark_sass(scroll=False)
+        ptx_rows = [i for i, source_line in enumerate(self._ptx_lines) if source_line == line]
+        self._mark(self.ptx_view, ptx_rows, -1, scroll=True)
+        self.sourceLineRequested.emit(line)
 
     def _ptx_clicked(self) -> None:
         """Ask for the source line of the PTX line under the cursor."""
         row = self.ptx_view.textCursor().blockNumber()
         if not self._syncing and 0 <= row < len(self._ptx_lines) and self._ptx_lines[row] > 0:
             self.sourceLineRequested.emit(self._ptx_lines[row])
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A theme switch changes the palette: colour the listings and highlights for it."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            for colours in (self.sass_colours, self.ptx_colours):
+                colours.set_palette(self.palette())
+            self._mark_sass(scroll=False)

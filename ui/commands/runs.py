@@ -118,7 +118,7 @@ class RunCommands(QObject):
             editor.set_diagnostics([d for d in items if same_file(d.file, snapshot.filename)])
         ptx = data.get("ptx") if isinstance(data.get("ptx"), str) else ""
         self.assembly_view.show_assembly(str(ptx), data.get("sass") or {}, snapshot.filename,
-                                         data.get("ptx_functions") or {})
+                                         data.get("ptx_functions") or {}, snapshot.text)
         self.assembly_buffer = snapshot.buffer_id
         if not announce:
             return
@@ -135,8 +135,11 @@ class RunCommands(QObject):
             editor.go_to(line, column)
 
     def source_line_selected(self, line: int) -> None:
-        """Highlight the instructions made from the caret's line."""
+        """Highlight the instructions made from the caret's line; the line an instruction's
+        click highlighted in the editor is plain again once the caret moves."""
         editor = self.tabs.current()
+        if editor is not None:
+            editor.highlight_lines([])
         if editor is not None and self.tabs.document(editor).buffer_id == self.assembly_buffer:
             self.assembly_view.select_source_line(line)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -82,6 +83,9 @@ class CompilePane(QWidget):
         self.diagnostics = QTableWidget(0, 4)
         self.resources = QTableWidget(0, 0)
         self.log = QPlainTextEdit(readOnly=True)
+        # The compiler's caret lines point at columns: they need a fixed-width font.
+        self.log.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self._items: list[Diagnostic] = []
         self._build()
 

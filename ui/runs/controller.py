@@ -38,6 +38,7 @@ class BuildSnapshot:
     buffer_id: str
     version: int
     filename: str
+    text: str = ""  # the text that was built (the PTX / SASS pane quotes its lines)
 
 
 def launch_shape(spec: Spec | None) -> tuple[int, int]:
@@ -123,7 +124,7 @@ class RunController(QObject):
                                  block_size=block or None, dynamic_shared=shared)
         if not self._start(request):
             return False
-        self._build = BuildSnapshot(buffer_id, version, filename)
+        self._build = BuildSnapshot(buffer_id, version, filename, text)
         return True
 
     def verify(self, spec_path: Path, sanitize: str | None = None) -> bool:
