@@ -69,6 +69,8 @@ def time_specs(named: list[tuple[str, Spec]], baseline: str | None, options: Run
     ok, reason = gpu_available()
     if not ok:
         return Timing("not_timed", f"{NO_GPU} ({reason})" if reason else NO_GPU)
+    # Only specs that just passed verification come here, so app.trust has already let their
+    # reference run (in the sandbox, or as trusted content): timing runs it the same way.
     bench_options = BenchOptions(backend="pycuda", budget_ms=options.budget_ms,
                                  sweep=options.sweep, verify_first=False, seed=options.seed,
                                  timeout=options.timeout, compiler=options.compiler)

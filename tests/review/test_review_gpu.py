@@ -48,3 +48,19 @@ def test_a_bundle_round_trip_on_the_gpu_backend(tmp_path: Path,
     items = [i["what"] for i in result["specs"][0]["items"]]
     assert any(i.startswith("median time at") for i in items)
     assert result["specs"][0]["obtained"]["verdict"]["backend"] == "pycuda"
+
+
+def test_a_swept_compare_has_a_ratio_at_every_size(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--sweep times every variant at each size, each with its ratio to the baseline."""
+    fast, slow = small_copy(VECTOR_ADD, tmp_path), small_copy(STRIDED_ADD, tmp_path)
+    code = main(["compare", str(fast), str(slow), "--backend", "pycuda", "--json",
+                 "--sweep", "n=100000,4000000", "--baseline", "strided_add"])
+    report = CompareReport.from_json(json.loads(capsys.readouterr().out))
+    assert code == 0, report.timing.note
+    sizes = [(r.variant, r.case["n"]) for r in report.timing.rows]
+    assert sorted(sizes) == [("strided_add", 100000), ("strided_add", 4000000),
+                             ("vector_add", 100000), ("vector_add", 4000000)]
+    big = next(r for r in report.timing.rows if r.variant == "vector_add" and
+               r.case["n"] == 4000000)
+    assert big.ratio_high is not None and big.ratio_high < 1
