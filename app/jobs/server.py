@@ -40,6 +40,7 @@ from app.jobs.messages import (
     VerifyRequest,
     decode_request,
 )
+from app.review.record import record_command
 
 CANCEL = threading.Event()
 # The request being answered: every event carries its id, so the GUI can drop stale ones.
@@ -143,6 +144,7 @@ def run_verify(request: VerifyRequest) -> dict[str, Any]:
     COOPERATIVE.set()
     verdict = verify_file(request.spec_path, options, engine=Warm.get(), cancel=CANCEL,
                           progress=_progress)
+    _record("verify", request.spec_path, verdict.exit_code)
     return _json(verdict.to_json())
 
 
@@ -153,9 +155,18 @@ def run_bench(request: BenchRequest) -> dict[str, Any]:
     COOPERATIVE.set()
     report = bench_file(request.spec_path, options, engine=Warm.get(), cancel=CANCEL,
                         progress=_progress)
+    _record("bench", request.spec_path, report.exit_code)
     data = _json(report.to_json())
     data["text"] = report.describe()
     return data
+
+
+def _record(action: str, spec_path: str, exit_code: int) -> None:
+    """Append the run to the audit log, as the command line does (a record that cannot be
+    written is said, never fatal to the run)."""
+    warning = record_command(action, spec_path, exit_code)
+    if warning:
+        _progress(warning)
 
 
 def run(request: JobRequest) -> dict[str, Any]:

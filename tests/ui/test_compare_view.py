@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.cli import main
 from app.paths import RESOURCES, ROOT
+from app.review.audit import check_log
 from ui.compare.picker import ComparePicker
 from ui.main_window import MainWindow
 
@@ -94,9 +95,9 @@ def test_unsaved_edits_compare_against_the_saved_file(qtbot: Any, window: MainWi
 
 
 def test_results_compile_and_status_follow_the_active_tab(
-        qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+        qtbot: Any, window: MainWindow, tmp_path: Path, private_data: Path) -> None:
     """A verdict belongs to the tab it ran for: another tab shows that it has none, and going
-    back shows it again; the status bar says which."""
+    back shows it again; the status bar says which. The run is in the audit log."""
     first = selftest_kernel(tmp_path / "one", "copy")
     second = selftest_kernel(tmp_path / "two", "copy")
     window.open_files([first, second])
@@ -112,6 +113,8 @@ def test_results_compile_and_status_follow_the_active_tab(
     window.tabs.setCurrentIndex(0)
     assert window.results_pane.status() == "PASSED"
     assert "verification passed" in window.status.currentMessage()
+    check = check_log(private_data / "audit" / "audit.jsonl")
+    assert check.intact and check.actions == {"verify": 1}
 
 
 def test_same_named_tabs_are_told_apart(window: MainWindow, tmp_path: Path) -> None:
