@@ -177,6 +177,7 @@ class MainWindow(QMainWindow):
         self.status.cancelRequested.connect(self.runner.cancel)
         self.runner.workerState.connect(self.status.set_worker_state)
         self.runner.progress.connect(self.status.set_progress)
+        self.runner.progress.connect(self._job_progress)
         self.runner.busy.connect(self._set_busy)
         self.runs.buildShown.connect(self.buildFinished)
         self.runs.wire()
@@ -200,6 +201,11 @@ class MainWindow(QMainWindow):
             "reset_layout": self.reset_layout, "compare": self.compare_commands.compare,
             "open_bundle": self.compare_commands.open_bundle,
         }
+
+    def _job_progress(self, text: str, fraction: float) -> None:
+        """A running job's news, as stages in the pane of its kind."""
+        pane = self.compile_pane if self.runner.kind == "compile" else self.results_pane
+        pane.show_progress(text, fraction)
 
     def _set_busy(self, what: str | None) -> None:
         """A job started (`what` it does) or ended (None): the status bar and the actions."""

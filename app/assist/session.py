@@ -304,6 +304,8 @@ class ModelSession:
             if stop.is_set():
                 raise Interrupted
             end = min(start + PREFILL_CHUNK, ids.shape[1] - 1)
+            self.progress(f"reading the prompt: {start} of {ids.shape[1]} tokens",
+                          start / ids.shape[1])
             self._model(input_ids=ids[:, start:end], attention_mask=mask[:, :end],
                         use_cache=True, logits_to_keep=1, **{self._cache_keyword(): cache})
         return cache

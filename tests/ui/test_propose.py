@@ -119,7 +119,7 @@ def test_a_proposal_is_a_coloured_diff_and_apply_is_one_undo_step(
     assert "c = a + b with a grid-stride loop" in prompt
     assert 'entry = "vector_add"' in prompt  # the spec went with the description
     assert pane.budget.text().startswith("Budget: prompt ") and "Warning" not in pane.budget.text()
-    assert pane.answer.toPlainText() == ANSWER
+    assert pane.answer.raw_text() == ANSWER
     assert pane.proposal.isVisibleTo(pane) and pane.apply_button.isEnabled()
     diff = pane.diff_view.toPlainText()
     assert "+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;" in diff

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QGroupBox,
@@ -25,7 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.assistant.answer_view import AnswerView
 from ui.assistant.diff_view import DiffView
+from ui.assistant.model_stages import HINTS, READY, model_stage
+from ui.stages import StageList
 
 ACTIONS = (("ask", "Ask"), ("propose", "Propose a kernel"), ("explain", "Explain the kernel"),
            ("fix_compile", "Fix compile errors"), ("fix_verify", "Fix a failed verification"),
@@ -59,7 +61,10 @@ class AssistantPane(QWidget):
             self.action_box.addItem(title, name)
         self.question = QPlainTextEdit()
         self.question.setMaximumHeight(70)
-        self.answer = QPlainTextEdit(readOnly=True)
+        self.answer = AnswerView()
+        self.stages = StageList(model_stage, HINTS)
+        self._tokens = 0  # streamed pieces of the answer so far
+        self._prompt_tokens = 0
         self.budget = QLabel()
         self.budget.setWordWrap(True)
         self.status = QLabel("The local model loads on the first question; nothing leaves "
@@ -74,6 +79,11 @@ class AssistantPane(QWidget):
         self.apply_button.setToolTip("Replace the buffer with the proposed code (Ctrl+Z in the "
                                      "editor undoes it). Nothing runs until you Build or Verify.")
         self.discard_button = QPushButton("Discard")
+        self.enlarge_button = QPushButton("Larger diff")
+        self.enlarge_button.setCheckable(True)
+        self.enlarge_button.setToolTip("Give the whole pane to the proposed change (the answer "
+                                       "comes back when you press it again)")
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.proposal = QGroupBox("Proposed change (against the buffer)")
         self._build()
         self._action_changed()
@@ -88,26 +98,31 @@ class AssistantPane(QWidget):
         row.addWidget(self.stop_button)
         buttons = QHBoxLayout()
         buttons.addWidget(self.proposal_note, 1)
+        buttons.addWidget(self.enlarge_button)
         buttons.addWidget(self.discard_button)
         buttons.addWidget(self.apply_button)
         column = QVBoxLayout(self.proposal)
         column.setContentsMargins(2, 2, 2, 2)
         column.addWidget(self.diff_view, 1)
         column.addLayout(buttons)
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter = self.splitter
         splitter.addWidget(self.answer)
         splitter.addWidget(self.proposal)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 3)  # a proposal's diff gets most of the room
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(row)
         layout.addWidget(self.question)
         layout.addWidget(self.budget)
         layout.addWidget(splitter, 1)
+        layout.addWidget(self.stages)
         layout.addWidget(self.status)
         self.send_button.clicked.connect(self._send)
         self.stop_button.clicked.connect(self.stopRequested)
         self.apply_button.clicked.connect(self.applyRequested)
         self.discard_button.clicked.connect(self.discardRequested)
+        self.enlarge_button.toggled.connect(self.enlarge_diff)
         self.action_box.currentIndexChanged.connect(self._action_changed)
 
     def _action_changed(self) -> None:
@@ -130,25 +145,31 @@ class AssistantPane(QWidget):
 
     def begin(self, title: str) -> None:
         """Clear the answer and any earlier proposal for a new question."""
-        self.answer.clear()
+        self.answer.clear_answer()
         self.budget.clear()
         self.clear_proposal()
         self.status.setText(f"{title}: waiting for the model\u2026")
+        self._tokens, self._prompt_tokens = 0, 0
+        self.stages.begin("Waiting for the model")
         self.set_running(True)
 
     def append(self, text: str) -> None:
-        """Add streamed text at the end."""
-        cursor = self.answer.textCursor()
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(text)
-        self.answer.setTextCursor(cursor)
+        """Add streamed text at the end (rendered as Markdown as it comes)."""
+        self.answer.append_text(text)
+        self._tokens += 1
+        self.stages.advance(f"answering: {self._tokens} tokens")
 
     def show_progress(self, message: str, fraction: float) -> None:
-        """Model loading progress."""
-        self.status.setText(f"{message} ({fraction:.0%})")
+        """The model's progress: loading it, then reading the prompt; each a stage."""
+        if message == READY and self._prompt_tokens:  # loaded: the prompt is read next
+            message, fraction = f"reading the prompt: {self._prompt_tokens} tokens", 0.0
+        self.stages.advance(message, fraction)
+        percent = f" ({fraction:.0%})" if fraction >= 0 else ""
+        self.status.setText(f"{message}{percent}")
 
     def show_prompt(self, info: dict[str, Any]) -> None:
         """The prompt's token budget, its skills, and what was cut to fit (never silently)."""
+        self._prompt_tokens = int(info.get("prompt_tokens") or 0)
         skills = ", ".join(info.get("skills") or []) or "none"
         warnings = [str(w) for w in info.get("warnings") or []]
         text = f"Budget: {info.get('summary', '')}; skills: {skills}."
@@ -166,11 +187,14 @@ class AssistantPane(QWidget):
             text += f" {speed:.1f} tokens/s."
         warnings = [str(w) for w in info.get("warnings") or []]
         self.status.setText(" ".join([text, *warnings]))
+        self.answer.render_markdown()
+        self.stages.finish()
         self.set_running(False)
 
     def fail(self, message: str) -> None:
         """The model could not answer."""
         self.status.setText(f"The assistant could not answer: {message}")
+        self.stages.finish()
         self.set_running(False)
 
     # -- the proposed change ------------------------------------------------------------------
@@ -181,6 +205,14 @@ class AssistantPane(QWidget):
         self.proposal_note.setText(note)
         self.apply_button.setEnabled(can_apply)
         self.proposal.setVisible(True)
+        total = max(self.splitter.height(), 400)
+        self.splitter.setSizes([total // 4, total - total // 4])
+
+    def enlarge_diff(self, larger: bool) -> None:
+        """Give the proposal the whole pane (the answer and the question hidden), or share."""
+        for widget in (self.answer, self.question, self.budget):
+            widget.setVisible(not larger)
+        self.enlarge_button.setChecked(larger)
 
     def clear_proposal(self, note: str = "") -> None:
         """No proposal (or the last one was applied or discarded, as `note` says)."""
@@ -188,3 +220,5 @@ class AssistantPane(QWidget):
         self.proposal_note.setText(note)
         self.apply_button.setEnabled(False)
         self.proposal.setVisible(bool(note))
+        if not note:
+            self.enlarge_diff(False)

@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 MAX_NEW_TOKENS = 512
+READING = "reading the prompt: {} tokens"
 SessionFactory = Callable[[Callable[[str, float], None]], Any]
 
 
@@ -55,7 +56,10 @@ class AssistantWorker(QObject):
                                   max_new_tokens)
             self.prompted.emit({"summary": prompt.budget.summary(),
                                 "warnings": prompt.budget.warnings(),
-                                "skills": list(prompt.skills)})
+                                "skills": list(prompt.skills),
+                                "prompt_tokens": prompt.budget.prompt_tokens})
+            if getattr(self._session, "loaded", True):  # else loading reports first, then
+                self.progress.emit(READING.format(prompt.budget.prompt_tokens), 0.0)  # "ready"
             answer = self._session.generate(prompt.messages, max_new_tokens, self.token.emit,
                                             self.stop_event)
         except Exception as error:  # noqa: BLE001 - every failure reaches the pane as words

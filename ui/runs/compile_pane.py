@@ -22,6 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.runs.run_stages import HINTS, job_stage
+from ui.stages import StageList
+
 SEVERITY_ORDER = {"fatal": 0, "error": 0, "warning": 1}
 
 
@@ -80,6 +83,7 @@ class CompilePane(QWidget):
         """Empty until show_result()."""
         super().__init__(parent)
         self.summary = QLabel("Not built yet. Build with Ctrl+B.")
+        self.stages = StageList(job_stage, HINTS)
         self.diagnostics = QTableWidget(0, 4)
         self.resources = QTableWidget(0, 0)
         self.log = QPlainTextEdit(readOnly=True)
@@ -108,18 +112,26 @@ class CompilePane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.summary)
+        layout.addWidget(self.stages)
         layout.addWidget(tabs)
 
     def show_running(self) -> None:
         """Say a build is under way."""
         self.summary.setText("Building\u2026")
+        self.stages.begin()
+
+    def show_progress(self, text: str, fraction: float = -1.0) -> None:
+        """News from the running build: a new stage, or how far the current one is."""
+        self.stages.advance(text, fraction)
 
     def show_failure(self, message: str) -> None:
         """Say the build did not produce a result at all (not a compile error: a tool failure)."""
+        self.stages.finish()
         self.summary.setText(f"Build did not run: {message}")
 
     def show_result(self, data: dict[str, Any], stale: bool = False) -> list[Diagnostic]:
         """Fill every tab from a compile result; returns its diagnostics for the editor."""
+        self.stages.finish()
         self._items = diagnostics_from(data)
         self._fill_diagnostics()
         self._fill_resources(data.get("kernels") or [], data.get("occupancy") or {})

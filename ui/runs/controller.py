@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from app import settings
 from app.engine.verify.results import Verdict
@@ -144,7 +144,15 @@ class RunController(QObject):
         if not self.job.start(request):
             return False
         self.busy.emit(ACTIVITY[request.kind] + "\u2026")
+        if self.job.state in ("starting", "restarting"):
+            # After the caller has said the job started (its pane begins the stages then).
+            QTimer.singleShot(0, lambda: self.progress.emit("starting the job process", -1.0))
         return True
+
+    @property
+    def kind(self) -> str:
+        """What the running (or last) job does: compile, verify or bench."""
+        return self.job.kind
 
     def cancel(self) -> None:
         """Cancel the running job (its process group is killed if it does not stop)."""

@@ -35,6 +35,8 @@ from ui.runs.result_text import (
     run_seconds,
     summary_text,
 )
+from ui.runs.run_stages import HINTS, job_stage
+from ui.stages import StageList
 
 # The timing report imports numpy, loaded with the first timing result (startup time); here only
 # for annotations.
@@ -64,6 +66,7 @@ class ResultsPane(QWidget):
         self.badge = QLabel("NOT RUN")
         self.message = QLabel("Verify with F5, time with Ctrl+F5.")
         self.message.setWordWrap(True)
+        self.stages = StageList(job_stage, HINTS)
         self.timing = QLabel()
         self.timing.setWordWrap(True)
         self.timing.setStyleSheet(TIMING_STYLE)
@@ -91,6 +94,7 @@ class ResultsPane(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.message)
+        layout.addWidget(self.stages)
         layout.addWidget(self.timing)
         layout.addWidget(splitter, 1)
 
@@ -104,9 +108,15 @@ class ResultsPane(QWidget):
         self.set_badge("running", "#1565c0")
         self.message.setText(what)
         self.timing.setVisible(False)
+        self.stages.begin()
+
+    def show_progress(self, text: str, fraction: float = -1.0) -> None:
+        """News from the running job: a new stage, or how far the current one is."""
+        self.stages.advance(text, fraction)
 
     def show_failure(self, message: str, hint: str = "") -> None:
         """A run that produced no verdict (cancelled, or the engine could not start)."""
+        self.stages.finish()
         status = "cancelled" if message == "cancelled" else "not run"
         self.set_badge(status, badge_colour("cancelled"))
         self.message.setText(gui_words(message) + (f"\n{hint}" if hint else ""))
@@ -114,6 +124,7 @@ class ResultsPane(QWidget):
     def show_verdict(self, verdict: Verdict) -> None:
         """Show a verdict: badge, message with its plain words, backend, runs; the first run
         that failed is selected and its details shown."""
+        self.stages.finish()
         self._verdict = verdict
         self._show_badge_and_message(verdict)
         self.timing.setVisible(False)
@@ -132,6 +143,7 @@ class ResultsPane(QWidget):
     def show_bench(self, report: BenchReport) -> None:
         """Show a timing report: badge, message, and the report's own table. A refusal to time
         (status unverified: no GPU here, say) leaves a verdict on show and adds a line."""
+        self.stages.finish()
         if report.status == Status.UNVERIFIED:
             self._show_refusal(gui_words(report.message))
             return
