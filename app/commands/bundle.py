@@ -14,11 +14,13 @@ from pathlib import Path
 
 from app import cli_flags as flags
 from app import settings
+from app.commands.compare import stop_on_terminate
 from app.review.bundle import BundleError, extract, open_bundle
-from app.review.bundle_check import BundleCheck, describe_check, verify_bundle
+from app.review.bundle_check import describe_check, verify_bundle
 from app.review.bundle_make import create_bundle
 from app.review.bundle_report import bundle_html
 from app.review.evaluate import RunOptions
+from app.review.model import BundleCheck
 from app.review.record import OUTCOMES, record, spec_subject
 from app.review.reports import write_report
 from app.spec import SpecError, load_spec
@@ -145,4 +147,5 @@ def _verify(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """create or verify."""
+    stop_on_terminate()
     return _create(args) if args.action == "create" else _verify(args)

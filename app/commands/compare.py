@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -13,8 +14,9 @@ from app import cli_flags as flags
 from app import settings
 from app.commands.bench import parse_sweep
 from app.commands.verify import add_compiler_argument
-from app.review.compare import CompareReport, compare_variants
+from app.review.compare import compare_variants
 from app.review.evaluate import RunOptions
+from app.review.model import CompareReport
 from app.review.record import OUTCOMES, record, spec_subject
 from app.review.reports import compare_html, write_report
 from app.review.text import describe_compare
@@ -82,8 +84,18 @@ def _record(report: CompareReport, variants_subjects: list[dict[str, object]]) -
         print(warning, file=sys.stderr)
 
 
+def stop_on_terminate() -> None:
+    """SIGTERM (the GUI's Cancel) ends the run as Ctrl+C does, so that the engine's cleanup
+    runs and the workers it started are stopped with it."""
+    def interrupt(_signum: int, _frame: object) -> None:
+        """Unwind through every finally block."""
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def run(args: argparse.Namespace) -> int:
     """Compare, print the table (or JSON), write the report; exit code over every variant."""
+    stop_on_terminate()
     problem = _report_problem(args.report)
     if problem:
         print(f"kernel-studio compare: {problem}", file=sys.stderr)

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import re
 import shutil
+import uuid
 from pathlib import Path
 from typing import Any
 
-from gui_support import selftest_kernel
+import pytest
+from gui_support import processes_tagged, selftest_kernel
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.cli import main
 from app.paths import RESOURCES, ROOT
 from app.review.audit import check_log
-from ui.compare.picker import ComparePicker
+from ui.compare.picker import Candidate, ComparePicker
 from ui.main_window import MainWindow
 
 SMALL = "cases = [{ n = 1 }, { n = 1025 }]\nseeds = 1"
@@ -148,3 +150,23 @@ def test_a_bundle_opens_in_the_compare_pane(qtbot: Any, window: MainWindow,
     assert window.compare_commands.open_bundle(str(junk))
     qtbot.waitUntil(lambda: "Bundle not checked" in pane.summary.text(), timeout=60000)
     assert "is not a review bundle" in pane.summary.text()
+
+
+def test_cancel_stops_the_compare_and_its_workers(
+        qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compare stuck in a hanging kernel: Cancel ends the compare process and its worker."""
+    tag = uuid.uuid4().hex
+    monkeypatch.setenv("KS_TEST_TAG", tag)
+    hang = ROOT / "tests" / "fixtures" / "hostile" / "hang"
+    first = small_kernel(hang, tmp_path / "a").with_suffix(".toml")
+    second = small_kernel(hang, tmp_path / "b").with_suffix(".toml")
+    assert window.compare_commands.compare_candidates([Candidate("a", first),
+                                                       Candidate("b", second)])
+    assert window.review_pane.cancel_button.isVisibleTo(window.review_pane)
+    # The compare, its sandboxed worker and the reference process: the kernel is running.
+    qtbot.waitUntil(lambda: len(processes_tagged(tag)) >= 5, timeout=60000)
+    window.review_pane.cancel_button.click()
+    qtbot.waitUntil(lambda: "cancelled" in window.review_pane.compare.summary.text(),
+                    timeout=15000)
+    qtbot.waitUntil(lambda: not processes_tagged(tag), timeout=15000)
+    assert not window.review_pane.cancel_button.isVisibleTo(window.review_pane)
