@@ -15,6 +15,7 @@ from pathlib import Path
 from app import cli_flags as flags
 from app import settings
 from app.commands.compare import stop_on_terminate
+from app.review import audit
 from app.review.bundle import BundleError, extract, open_bundle
 from app.review.bundle_check import describe_check, verify_bundle
 from app.review.bundle_make import create_bundle
@@ -46,6 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "temporary folder, removed afterwards)")
     check.add_argument("--report", type=Path, metavar="FILE.html",
                        help="also write a self-contained HTML report here")
+    check.add_argument("--key", type=Path, metavar="PUB",
+                       help="refuse the bundle unless its manifest is signed by this public key")
     for each in (create, check):
         each.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
                           help="where kernels run (timing needs a GPU)")
@@ -110,9 +113,22 @@ def _report_problem(path: Path | None) -> str | None:
     return None
 
 
+def _require_signer(signer: str, key_path: Path) -> None:
+    """BundleError unless the bundle was signed by the key in `key_path`."""
+    try:
+        wanted = audit.key_id(audit.load_public_key(key_path))
+    except audit.AuditError as error:
+        raise BundleError(str(error)) from None
+    if signer != wanted:
+        found = f"by key {signer}" if signer else "not signed at all"
+        raise BundleError(f"the bundle must be signed by key {wanted}; it is {found}")
+
+
 def _run_check(args: argparse.Namespace, folder: Path) -> BundleCheck:
     """Open (every check before anything runs), unpack, re-run (BundleError when refused)."""
     bundle = open_bundle(args.bundle)
+    if args.key is not None:
+        _require_signer(bundle.signer, args.key)
     extract(bundle, folder)
     return verify_bundle(bundle, folder, _options(args))
 

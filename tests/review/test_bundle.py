@@ -197,6 +197,27 @@ def test_a_signed_bundle_whose_manifest_was_redone_is_refused(
     assert code == 2 and "manifest.sig is not a good signature" in err
 
 
+def test_key_requires_the_makers_signature(variants: dict[str, Path], tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """--key PUB: a bundle signed by that key is checked; unsigned or signed by another key,
+    it is refused before anything runs."""
+    unsigned = tmp_path / "unsigned.ksb"
+    assert create(unsigned, variants["vector_add"]) == 0
+    assert main(["audit", "keygen"]) == 0
+    signed = tmp_path / "signed.ksb"
+    assert create(signed, variants["vector_add"]) == 0
+    _, public = audit.key_paths()
+    capsys.readouterr()
+    code, result, _ = verify(capsys, signed, "--key", str(public))
+    assert code == 0 and result is not None and result["signed_by"]
+    code, _, err = verify(capsys, unsigned, "--key", str(public))
+    assert code == 2 and "it is not signed at all" in err
+    assert main(["audit", "keygen", "--force"]) == 0
+    capsys.readouterr()
+    code, _, err = verify(capsys, signed, "--key", str(public))
+    assert code == 2 and "the bundle must be signed by key" in err
+
+
 def test_bundled_references_never_run_outside_the_sandbox(
         variants: dict[str, Path], tmp_path: Path) -> None:
     """A bundled reference that would leave a mark outside its scratch folder: with no sandbox
