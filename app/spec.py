@@ -17,8 +17,19 @@ from app.dtypes import DTYPES, lookup
 from app.inits import InitError, parse_init
 from app.spec_limits import MAX_NESTING, TOO_DEEP, brief, nesting, sensible
 
-KINDS = ("in", "out", "inout", "scalar")
-BUFFER_KINDS = ("in", "out", "inout")
+
+
+class ArgKind(StrEnum):
+    """What a kernel parameter is: a buffer read, written, or both, or a value."""
+
+    IN = "in"
+    OUT = "out"
+    INOUT = "inout"
+    SCALAR = "scalar"
+
+
+KINDS = tuple(ArgKind)
+BUFFER_KINDS = (ArgKind.IN, ArgKind.OUT, ArgKind.INOUT)
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_SPEC_BYTES = 1 << 20
 
@@ -64,7 +75,7 @@ class Arg:
     """One kernel parameter, in order."""
 
     name: str
-    kind: str
+    kind: ArgKind
     dtype: str
     shape: tuple[str, ...] = ()
     init: str | None = None
@@ -254,7 +265,7 @@ def _scalar_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str,
         if key in data:
             c.add(f"{where}.{key}", "a scalar has no " + key)
     value = c.expression(data, "value", where)
-    return Arg(name, "scalar", dtype, value=value)
+    return Arg(name, ArgKind.SCALAR, dtype, value=value)
 
 
 def _buffer_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str, kind: str,
@@ -271,7 +282,7 @@ def _buffer_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str, k
     elif kind != "out":
         init = init or "normal"
         _check_init(c, init, dtype, f"{where}.init")
-    return Arg(name, kind, dtype, shape, init)
+    return Arg(name, ArgKind(kind), dtype, shape, init)
 
 
 def _parse_case(c: _Collector, value: Any, where: str) -> Case | None:

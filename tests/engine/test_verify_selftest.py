@@ -100,7 +100,11 @@ def test_reference_problems_are_reference_errors(tmp_path: Path, engine: Engine)
     assert verdict.exit_code == 2
 
 
-def test_an_untrusted_reference_is_not_run(tmp_path: Path, engine: Engine) -> None:
+def test_an_untrusted_reference_is_not_run(tmp_path: Path, engine: Engine,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where a sandbox exists, the reference runs inside it (tests/security); without one it is
+    # not run at all.
+    monkeypatch.setenv("KERNEL_STUDIO_SANDBOX", "none")
     (tmp_path / "ran").unlink(missing_ok=True)
     path = make_spec(tmp_path, reference="open(__file__ + '.ran', 'w'); return {'c': a}")
     verdict = verify(path, engine, trusted=False)

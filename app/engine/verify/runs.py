@@ -1,24 +1,28 @@
 """The runs of a verification: compile, then every case and seed in a worker, each judged by
-app.engine.verify.checks (DESIGN.md, "What a verdict means"). The reference runs in the parent,
-on the host. The entry points (verify, verify_file) are app.engine.verify.verifier."""
+app.engine.verify.checks (DESIGN.md, "What a verdict means"). The reference runs on the host,
+in a process of its own (app.engine.verify.reference). The entry points (verify, verify_file)
+are app.engine.verify.verifier."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shutil
 import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from app import settings
+from app import sandbox, settings, trust
 from app.cases import CaseError, Resolved, resolve
-from app.engine.verify import buffers, checks
+from app.dtypes import lookup
+from app.engine.verify import buffers, checks, memory
 from app.engine.verify.reference import ReferenceError, expected_outputs, load_reference
 from app.engine.verify.results import (
     FINDING_PRIORITY,
@@ -45,7 +49,8 @@ from app.engine.worker.protocol import (
 from app.spec import Case, Spec
 
 Progress = Callable[[str, float], None]
-LOAD_TIMEOUT = settings.LOAD_TIME_LIMIT_S
+# The least time a load gets (the CPU backend reads the library's imports, then loads it).
+MIN_LOAD_S = 1.0
 # Copying buffers to and from a device is not the kernel's time: allow for it on top.
 TRANSFER_SECONDS_PER_GIB = 2.0
 
@@ -60,16 +65,17 @@ class VerifyOptions:
     timeout: float = settings.TIME_LIMIT_S
     sanitize: str | None = None
     arch: str | None = None
-    trusted: bool = True
+    # None: app.trust decides; True: the caller vouches for the spec; False: only sandboxed.
+    trusted: bool | None = None
     rtol: float | None = None
     atol: float | None = None
     # Leave `out` buffers uninitialized on the device (for compute-sanitizer initcheck).
     uninitialized_outputs: bool = False
     # Exactly these seeds instead of the spec's (a replay), or these after the spec's.
     only_seeds: tuple[int, ...] | None = None
-    extra_seeds: tuple[int, ...] = ()
     # "nvrtc" or "nvcc" (--compiler); None: the spec's [kernel].compiler.
     compiler: str | None = None
+    extra_seeds: tuple[int, ...] = ()
 
     def seed_list(self, spec: Spec) -> list[int]:
         """The seeds every case runs with."""
@@ -137,7 +143,7 @@ def compile_for(spec: Spec, arch: str | None, folder: Path,
         return Verdict(Status.COMPILE_ERROR, f"no __global__ function named {spec.entry!r} in "
                        f"{spec.source}", diagnostics=diagnostics)
     cubin_path = folder / f"{hashlib.sha256(result.cubin).hexdigest()[:16]}.cubin"
-    cubin_path.write_bytes(result.cubin)
+    sandbox.write_shared(cubin_path, result.cubin)  # a CPU worker may write this folder too
     return Prepared(symbol, cubin_path, diagnostics)
 
 
@@ -209,7 +215,9 @@ def _ensure_loaded(ctx: RunContext) -> KernelRef:
     request = load_request(ctx.spec, ctx.prepared)
     key = json.dumps(request.to_message(), sort_keys=True)
     if key not in worker.loaded:
-        reply = worker.request(request.to_message(), LOAD_TIMEOUT, ctx.cancel)
+        # Loading runs a library's constructors (CPU backend): it counts as kernel time.
+        reply = worker.request(request.to_message(), max(ctx.options.timeout, MIN_LOAD_S),
+                               ctx.cancel)
         if not reply.get("ok"):
             failure = Failure.from_message(reply)
             raise WorkerFault(failure.kind, failure.message)
@@ -227,7 +235,9 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunRe
     for arg in spec.args:
         if arg.is_buffer:
             paths[arg.name] = ctx.folder / f"buffer-{arg.name}.bin"
-            buffers.image_for(arg, resolved, inputs, ctx.guard, salt).tofile(paths[arg.name])
+            # Never through a link a sandboxed worker may have left there (app.sandbox).
+            sandbox.write_shared(paths[arg.name],
+                                 buffers.image_for(arg, resolved, inputs, ctx.guard, salt))
     items = arg_items(spec, resolved, paths, ctx.guard, ctx.options.uninitialized_outputs)
     limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
     try:
@@ -243,7 +253,10 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunRe
     if not reply.get("ok"):
         failure = Failure.from_message(reply)
         return _fault_result(case, seed, failure.kind, failure.message)
-    findings = check_images(ctx, resolved, inputs, expected, paths, salt)
+    try:
+        findings = check_images(ctx, resolved, inputs, expected, paths, salt)
+    except OSError as error:  # a buffer file the worker replaced (app.sandbox.read_shared)
+        return _fault_result(case, seed, "crash", str(error))
     return RunResult(case, seed, run_status(findings), "", findings,
                      RunReply.from_message(reply).seconds)
 
@@ -256,7 +269,8 @@ def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
     for arg in ctx.spec.args:
         if not arg.is_buffer:
             continue
-        image = np.fromfile(paths[arg.name], dtype=np.uint8)
+        size = 2 * ctx.guard + math.prod(resolved.shapes[arg.name]) * lookup(arg.dtype).itemsize
+        image = np.frombuffer(sandbox.read_shared(paths[arg.name], size), dtype=np.uint8)
         data = buffers.data_of(image, arg, resolved, ctx.guard)
         guard_finding = checks.check_guards(arg.name, image, ctx.guard, data.nbytes,
                                             buffers.expected_guards(arg, ctx.guard, salt))
@@ -291,35 +305,44 @@ def _resolve_all(spec: Spec) -> list[Resolved] | Verdict:
 def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,
                 guard: int, cancel: threading.Event | None, progress: Progress) -> Verdict:
     """Verify on one worker handle with a given guard size (0 under a sanitizer)."""
-    if not options.trusted:
-        return Verdict(Status.UNVERIFIED, "this spec came from elsewhere: its reference runs only "
-                       "after you allow it; read it first")
+    decision = trust.decide(spec, options.trusted)  # app.trust: what may run, and where
+    if decision.refusal:
+        return Verdict(Status.UNVERIFIED, decision.refusal)
     resolved = _resolve_all(spec)
     if isinstance(resolved, Verdict):
         return resolved
-    try:
-        reference = load_reference(spec.reference_path)
+    try:  # in a process of its own, sandboxed where a sandbox can be had
+        reference = load_reference(spec.reference_path, spec.base_dir, wait=False)
     except ReferenceError as error:
         return Verdict(Status.REFERENCE_ERROR, str(error))
-    progress("starting the worker", 0.0)
     try:
-        worker = handle.ensure()
-    except WorkerFault as fault:
-        return Verdict(Status.UNVERIFIED, str(fault), backend=handle.backend)
-    device = HelloReply.from_message(worker.info).device
-    prepared = _prepare(spec, options, handle.backend, device, folder)
-    if isinstance(prepared, Verdict):
-        prepared.backend, prepared.device = handle.backend, device
-        return prepared
-    ctx = RunContext(spec, options, handle, prepared, folder, guard, reference, cancel)
-    runs = _run_all(ctx, resolved, progress)
-    if isinstance(runs, Verdict):
-        runs.backend, runs.device = handle.backend, device
-        return runs
-    status = overall_status(runs)
-    return Verdict(status, _summary(status, runs), handle.backend, device,
-                   runs=runs, diagnostics=prepared.diagnostics,
-                   emulated=device.get("kind") == "emulation")
+        progress("starting the worker", 0.0)
+        try:
+            worker = handle.ensure(readable=spec.base_dir)  # a sandbox's view is fixed at start
+        except WorkerFault as fault:
+            return Verdict(Status.UNVERIFIED, str(fault), backend=handle.backend)
+        device = HelloReply.from_message(worker.info).device
+        # A case this machine cannot hold is refused before anything is compiled or run.
+        prepared = memory.refusal(spec, resolved, device, folder, guard) or \
+            _prepare(spec, options, handle.backend, device, folder)
+        if isinstance(prepared, Verdict):
+            prepared.backend, prepared.device = handle.backend, device
+            return prepared
+        try:
+            reference.wait()  # it loaded while the worker started
+        except ReferenceError as error:
+            return Verdict(Status.REFERENCE_ERROR, str(error))
+        ctx = RunContext(spec, options, handle, prepared, folder, guard, reference, cancel)
+        runs = _run_all(ctx, resolved, progress)
+        if isinstance(runs, Verdict):
+            runs.backend, runs.device = handle.backend, device
+            return runs
+        status = overall_status(runs)
+        return Verdict(status, _summary(status, runs), handle.backend, device,
+                       runs=runs, diagnostics=prepared.diagnostics,
+                       emulated=device.get("kind") == "emulation")
+    finally:
+        reference.close()
 
 
 def _prepare(spec: Spec, options: VerifyOptions, backend: str, device: dict[str, Any],
@@ -342,7 +365,7 @@ def _run_all(ctx: RunContext, resolved: list[Resolved],
             progress(f"case {index + 1}/{len(resolved)}, seed {number + 1}/{len(seeds)}",
                      len(runs) / total)
             try:
-                run = run_one(ctx, index, case, seed)
+                run = memory.guarded(partial(run_one, ctx, index, case, seed), case.case, seed)
             except ReferenceError as error:
                 return Verdict(Status.REFERENCE_ERROR, f"case {case.case} seed {seed}: {error}")
             runs.append(run)
