@@ -407,14 +407,17 @@ def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None =
     if nesting(data) > MAX_NESTING:
         raise SpecError([Problem("toml", TOO_DEEP)], path)
     c = _Collector()
-    c.unknown_keys(data, {"kernel", "arg", "launch", "reference", "verify", "bench"}, "spec")
+    c.unknown_keys(data, {"kernel", "arg", "launch", "reference", "verify", "bench", "task"},
+                   "spec")
+    # A task for the assistant (app.assist.tasks reads its fields): its kernel need not exist.
+    task = c.table(data, "task", {"description", "level", "tags"}, required=False)
     kernel = c.table(data, "kernel", {"source", "entry", "options", "compiler"})
     launch = c.table(data, "launch", {"grid", "block", "shared_bytes"})
     reference = c.table(data, "reference", {"python"})
     verify = c.table(data, "verify", {"cases", "seeds", "rtol", "atol"})
     bench = c.table(data, "bench", {"case", "bytes", "flops"}, required=False)
     source = _relative_file(c, c.text(kernel, "source", "[kernel]"), "[kernel].source", base_dir,
-                            check_files)
+                            check_files and not task)
     entry = c.text(kernel, "entry", "[kernel]") or ""
     if entry and not IDENTIFIER.match(entry):
         c.add("[kernel].entry", f"{entry!r} is not a function name")

@@ -1,0 +1,19 @@
+// Reference kernel for the task matmul_residual_f32.
+extern "C" __global__ void matmul_residual_f32(const float* __restrict__ A,
+                                               const float* __restrict__ B,
+                                               const float* __restrict__ R,
+                                               float* __restrict__ C,
+                                               int M,
+                                               int N,
+                                               int K)
+{
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < M && col < N) {
+        float s = 0.0f;
+        for (int k = 0; k < K; ++k) {
+            s += A[(size_t)row * K + k] * B[(size_t)k * N + col];
+        }
+        C[(size_t)row * N + col] = s + R[(size_t)row * N + col];
+    }
+}

@@ -1,0 +1,40 @@
+// Reference kernel for the task softmax_f32.
+extern "C" __global__ void softmax_f32(const float* __restrict__ x,
+                                       float* __restrict__ y,
+                                       int rows,
+                                       int cols)
+{
+    int r = blockIdx.x;
+    const float* row = x + (size_t)r * cols;
+    __shared__ float part[256];
+    float m = -INFINITY;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        m = fmaxf(m, row[c]);
+    }
+    part[threadIdx.x] = m;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half) {
+            part[threadIdx.x] = fmaxf(part[threadIdx.x], part[threadIdx.x + half]);
+        }
+        __syncthreads();
+    }
+    m = part[0];
+    __syncthreads();
+    float s = 0.0f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        s += expf(row[c] - m);
+    }
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half) {
+            part[threadIdx.x] += part[threadIdx.x + half];
+        }
+        __syncthreads();
+    }
+    s = part[0];
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        y[(size_t)r * cols + c] = expf(row[c] - m) / s;
+    }
+}
