@@ -60,6 +60,16 @@ def test_printing_to_stdout_cannot_corrupt_the_protocol(handle: WorkerHandle,
     assert "printf from the kernel" in worker.stderr_tail()
 
 
+def test_a_flood_of_output_is_kept_to_its_head_and_tail(handle: WorkerHandle,
+                                                        tmp_path: Path) -> None:
+    worker = handle.ensure()
+    reply = worker.request(run_message("flood_copy", tmp_path), timeout=60)
+    assert reply["ok"], reply
+    text = worker.stderr_tail()
+    assert "bytes cut ...]" in text and len(text) < 10_000
+    assert worker.stderr_path is not None and worker.stderr_path.stat().st_size <= 4096
+
+
 def test_hang_is_killed_at_the_deadline_with_its_process_group(handle: WorkerHandle,
                                                                tmp_path: Path) -> None:
     worker = handle.ensure()

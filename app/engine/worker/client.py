@@ -28,13 +28,12 @@ from typing import IO, Any
 
 from app import paths, sandbox
 from app.cases import MAX_TOTAL_BYTES
-from app.engine.worker import protocol
+from app.engine.worker import protocol, stderr_log
 from app.engine.worker.backends.base import BackendError
 from app.engine.worker.backends.cpu import build, toolchain
 from app.paths import ROOT
 
 POLL_SECONDS = 0.05
-STDERR_TAIL = 2000
 START_SECONDS = 60.0
 # A backstop only (the parent's deadlines govern): a warm worker adds up the CPU time of every
 # launch on every thread.
@@ -84,6 +83,7 @@ class Worker:
         self._pending = b""
         self._next_id = 1
         self._stderr: IO[bytes] | None = None
+        self._capture: stderr_log.Capture | None = None
         self.stderr_path: Path | None = None
         # The kernel folder a sandboxed worker may read (it cannot be changed once started).
         self.readable: Path | None = None
@@ -107,10 +107,13 @@ class Worker:
             command = self._sandbox(env).command(command)
         self._pending = b""
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True, env=env, cwd=str(ROOT))
+        # Drained by a thread into a bounded head and tail: a kernel printing without end
+        # cannot fill the disk or /dev/shm (the head also goes to the log file).
+        self._capture = stderr_log.capture(self.process.stderr, self._stderr)
         try:
-            reply = self.request({"op": "hello"}, timeout)
+            reply = self.request(protocol.HelloRequest().to_message(), timeout)
         except WorkerFault as fault:
             raise WorkerFault("start", f"the {self.backend} worker did not start: {fault}") \
                 from None
@@ -216,16 +219,8 @@ class Worker:
         return f"the worker died ({_signal_name(returncode)})" + (f": {tail}" if tail else "")
 
     def stderr_tail(self) -> str:
-        """The last lines the worker wrote to stderr."""
-        if self.stderr_path is None or not self.stderr_path.exists():
-            return ""
-        try:  # a sandboxed worker may have replaced its log: read a plain file's tail only
-            with sandbox.open_shared(self.stderr_path) as log:
-                log.seek(max(0, os.fstat(log.fileno()).st_size - STDERR_TAIL))
-                data = log.read(STDERR_TAIL)
-        except OSError as error:
-            return f"(its log cannot be read: {error})"
-        return data.decode("utf-8", "replace").strip()
+        """What the worker wrote to stderr: its head and tail, saying how much was cut."""
+        return self._capture.text() if self._capture is not None else ""
 
     def _retire(self) -> None:
         """A worker that reported a fatal error exits by itself; make sure it is gone."""
@@ -251,7 +246,7 @@ class Worker:
         """Ask the worker to stop; kill it if it does not within a second."""
         if self.alive:
             try:
-                self.request({"op": "shutdown"}, timeout=1.0)
+                self.request(protocol.ShutdownRequest().to_message(), timeout=1.0)
             except WorkerFault:
                 pass
             if self.process is not None:

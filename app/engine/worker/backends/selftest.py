@@ -22,9 +22,9 @@ LAZY_LAUNCHES = 3
 class SelftestBackend(Backend):
     """Entries: copy (first buffer into the second), overrun and mutate_input (copy, then
     write past the output or into the input), chatty_copy (copy after printing to stdout),
-    lazy_copy (copy on the first LAZY_LAUNCHES launches only), memo_copy (copy once, then
-    replay that answer whatever the inputs), hang, segfault, exit, device_error. It times with
-    the host clock, so that timing is tested without a GPU."""
+    flood_copy (64 MiB to stderr first), lazy_copy (copy on the first LAZY_LAUNCHES launches
+    only), memo_copy (copy once, then replay that answer whatever the inputs), hang, segfault,
+    exit, device_error. It times with the host clock, so that timing is tested without a GPU."""
 
     name = "selftest"
 
@@ -67,6 +67,11 @@ class SelftestBackend(Backend):
             self._copy(request)
             source = [a for a in request.args if isinstance(a, BufferArg)][0]
             source.image[source.offset] ^= 0x40
+        elif behaviour == "flood_copy":  # a printf in a long loop: 64 MiB of output
+            line = b"x" * 1023 + b"\n"
+            for _ in range(64 * 1024):
+                os.write(2, line)
+            self._copy(request)
         elif behaviour == "chatty_copy":
             # Like a kernel's printf: output on fd 1 must not corrupt the protocol.
             os.write(1, b"printf from the kernel\n{not json\n")
