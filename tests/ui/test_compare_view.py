@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication
 from app.cli import main
 from app.paths import RESOURCES, ROOT
 from app.review.audit import check_log
+from ui.compare.compare_view import CompareView
 from ui.compare.picker import Candidate, ComparePicker
 from ui.main_window import MainWindow
 
@@ -34,6 +35,13 @@ def small_kernel(source: Path, into: Path) -> Path:
     text = re.sub(r"^cases = .*$", "", spec.read_text(), flags=re.MULTILINE)
     spec.write_text(re.sub(r"^seeds = .*$", SMALL, text, flags=re.MULTILINE))
     return next(target.glob("*.cu"))
+
+
+def wait_for_report(qtbot: Any, view: CompareView) -> None:
+    """Until the compare shows a report or says why it has none (then fail with that)."""
+    qtbot.waitUntil(lambda: view.report is not None or "did not finish" in view.summary.text(),
+                    timeout=COMPARE_MS)
+    assert view.report is not None, view.summary.text()
 
 
 def answer_picker(checked: list[int], baseline: int = 0) -> None:
@@ -59,7 +67,7 @@ def test_two_open_kernels_compared_side_by_side(qtbot: Any, window: MainWindow,
     view = window.review_pane.compare
     answer_picker([0, 1], baseline=0)
     window.actions_by_name["compare"].trigger()
-    qtbot.waitUntil(lambda: view.report is not None, timeout=COMPARE_MS)
+    wait_for_report(qtbot, view)
     report = view.report
     assert report is not None and report.baseline == "vector_add"
     assert [v.verdict.status for v in report.variants] == ["passed", "passed"]
@@ -88,7 +96,7 @@ def test_unsaved_edits_compare_against_the_saved_file(qtbot: Any, window: MainWi
     assert [c.label for c in candidates] == ["vector_add.cu", "vector_add.cu (unsaved edits)"]
     assert window.compare_commands.compare_candidates(candidates, baseline=0)
     view = window.review_pane.compare
-    qtbot.waitUntil(lambda: view.report is not None, timeout=COMPARE_MS)
+    wait_for_report(qtbot, view)
     assert view.report is not None
     assert [v.verdict.status for v in view.report.variants] == ["passed", "passed"]
     saved, unsaved = view.sources.panes
