@@ -157,6 +157,17 @@ def test_a_bad_bundle_is_refused_before_anything_runs(
     assert not Path("/tmp/evil.py").exists()
 
 
+def test_unpacking_only_into_a_new_or_empty_folder(
+        made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--into a folder that holds files: refused, and its files are left alone."""
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "mine.txt").write_text("keep")
+    code, _, err = verify(capsys, made, "--into", str(busy))
+    assert code == 2 and "is not an empty folder" in err
+    assert [p.name for p in busy.iterdir()] == ["mine.txt"]
+
+
 def test_a_link_member_is_refused(made: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A member that is a symbolic link never reaches the disk."""
     contents, infos = _symlink(members(made))

@@ -120,6 +120,7 @@ def test_results_compile_and_status_follow_the_active_tab(
     assert window.results_pane.status() == "NOT RUN"
     assert "No results for" in window.results_pane.message.text()
     assert "has not been built yet" in window.compile_pane.summary.text()
+    assert window.assembly_view.kernels() == []
     window.tabs.setCurrentIndex(0)
     assert window.results_pane.status() == "PASSED"
     assert "verification passed" in window.status.currentMessage()
