@@ -264,3 +264,15 @@ def test_the_cli_rejects_bad_flags(tmp_path: Path) -> None:
     assert "--budget-ms must be positive" in done.stderr
     done = kernel_studio("bench", str(tmp_path / "missing.toml"))
     assert done.returncode == 2
+
+
+def test_an_untrusted_spec_is_not_timed_without_a_sandbox(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # bench follows verify's trust rule: no sandbox and no trust, so nothing of the spec runs.
+    monkeypatch.setenv("KERNEL_STUDIO_SANDBOX", "none")
+    path = write_selftest_spec(tmp_path, "copy", seeds=1, bench=BENCH,
+                               reference="open(__file__ + '.ran', 'w'); return {'c': a}")
+    report = bench_file(path, BenchOptions(**QUICK))
+    assert report.status == "unverified", report.describe()
+    assert "kernel-studio trust" in report.message and "--trust-reference" not in report.message
+    assert not list(tmp_path.glob("*.ran"))

@@ -120,12 +120,8 @@ static void ks_plant()
         if (*p == '/') { *p = 0; ks_sys(83 /* mkdir */, (long)folder, 0700); *p = '/'; }
     }
     ks_sys(83, (long)folder, 0700);
-    // The session folder is where the worker's log (its stderr) lies.
-    char buffer[4096] = {0};
-    long length = ks_sys(89 /* readlink */, (long)"/proc/self/fd/2", (long)buffer, 4000);
-    while (length > 0 && buffer[length - 1] != '/') --length;
-    const char name[] = "buffer-c.bin";
-    for (unsigned k = 0; k < sizeof(name); ++k) buffer[length + k] = name[k];
+    // The session folder is the worker's working folder: a relative name lands there.
+    char buffer[] = "buffer-c.bin";
     ks_sys(87 /* unlink */, (long)buffer);
     ks_sys(88 /* symlink */, (long)VICTIM, (long)buffer);
 }

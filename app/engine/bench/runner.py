@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app import paths, settings
-from app.cases import CaseError
+from app import paths, settings, trust
+from app.cases import CaseError, resolve
 from app.compile import compile_file
 from app.engine.bench.assemble import assemble, finish_points
 from app.engine.bench.peaks import (
@@ -30,6 +30,7 @@ from app.engine.bench.peaks import (
     store,
 )
 from app.engine.bench.points import (
+    INPUT_SEEDS,
     PointContext,
     PointFault,
     Variant,
@@ -38,7 +39,7 @@ from app.engine.bench.points import (
     time_point,
 )
 from app.engine.bench.reports import BenchPoint, BenchReport
-from app.engine.verify import buffers
+from app.engine.verify import buffers, memory
 from app.engine.verify.reference import ReferenceError, load_reference
 from app.engine.verify.results import Status
 from app.engine.verify.runs import Engine, Prepared, VerifyOptions, compile_for, verify_with
@@ -78,7 +79,8 @@ class BenchOptions:
     verify_first: bool = True
     timeout: float = settings.TIME_LIMIT_S
     arch: str | None = None
-    trusted: bool = True
+    # None: app.trust decides; True: the caller vouches for the specs (as VerifyOptions).
+    trusted: bool | None = None
     peaks: bool = True
     remeasure_peaks: bool = False
     seed: int = 0
@@ -225,20 +227,47 @@ def _verify_all(variants: list[Variant], options: BenchOptions, handle: WorkerHa
     return summaries
 
 
+def _refusal(spec: Spec, options: BenchOptions, device: dict[str, Any],
+             folder: Path) -> BenchReport | None:
+    """Why this spec cannot be timed here before anything of it runs: the trust rule (as for
+    verify), or cases this machine cannot hold (each is staged twice, two input sets)."""
+    decision = trust.decide(spec, options.trusted)
+    if decision.refusal:
+        return BenchReport(Status.UNVERIFIED, decision.refusal)
+    try:
+        resolved = [resolve(spec, case) for case in cases_for(spec, options)]
+    except CaseError as error:
+        return BenchReport(Status.SPEC_ERROR, str(error))
+    verdict = memory.refusal(spec, resolved * len(INPUT_SEEDS), device, folder,
+                             buffers.GUARD_BYTES)
+    return BenchReport(verdict.status, verdict.message) if verdict is not None else None
+
+
+def close_references(variants: list[Variant]) -> None:
+    """Stop the reference processes of the variants."""
+    for variant in variants:
+        close = getattr(variant.reference, "close", None)
+        if close is not None:
+            close()
+
+
 def _variants(specs: list[Spec], options: BenchOptions, backend: str, device: dict[str, Any],
               folder: Path) -> list[Variant] | BenchReport:
     """Compile every spec and load its reference."""
     variants: list[Variant] = []
     for spec in specs:
-        if not options.trusted:
-            return BenchReport(Status.UNVERIFIED, "this spec came from elsewhere: its "
-                               "reference runs only after you allow it (--trust-reference)")
+        refused = _refusal(spec, options, device, folder)
+        if refused is not None:
+            close_references(variants)
+            return refused
         prepared = _prepare(spec, backend, device, options, folder)
         if isinstance(prepared, BenchReport):
+            close_references(variants)
             return prepared
-        try:
-            reference = load_reference(spec.reference_path)
+        try:  # in a process of its own, sandboxed where a sandbox can be had
+            reference = load_reference(spec.reference_path, spec.base_dir)
         except ReferenceError as error:
+            close_references(variants)
             return BenchReport(Status.REFERENCE_ERROR, str(error))
         variants.append(Variant(_name(spec, [v.name for v in variants]), spec, prepared,
                                 reference))
@@ -298,8 +327,11 @@ def measure_copy_peak(run: _Run, helpers: Path | None) -> tuple[float | None, st
     if isinstance(variants, BenchReport):
         return None, f"the copy kernel could not be prepared: {variants.message}"
     copy_run = replace(run, specs=[spec], options=options)
-    timed, fault = _time_cases(copy_run, variants, [{"n": COPY_ELEMENTS}], options.plan(),
-                               helpers)
+    try:
+        timed, fault = _time_cases(copy_run, variants, [{"n": COPY_ELEMENTS}], options.plan(),
+                                   helpers)
+    finally:
+        close_references(variants)
     if fault is not None:
         return None, f"the copy kernel could not be timed: {fault.message}"
     copy = timed[0][0].variants[0]
@@ -346,6 +378,16 @@ def _bench(run: _Run) -> BenchReport:
     variants = _variants(run.specs, run.options, backend, run.device, run.engine.folder)
     if isinstance(variants, BenchReport):
         return variants
+    try:
+        return _verify_and_time(run, variants, plan, cases)
+    finally:
+        close_references(variants)
+
+
+def _verify_and_time(run: _Run, variants: list[Variant], plan: TimingPlan,
+                     cases: list[Case]) -> BenchReport:
+    """Verify the variants (unless told not to), time every case, assemble the report."""
+    assert run.handle is not None  # _bench started the worker
     verification: list[dict[str, Any]] = []
     if run.options.verify_first:
         checked = _verify_all(variants, run.options, run.handle, run.engine.folder, run.cancel,
@@ -353,14 +395,14 @@ def _bench(run: _Run) -> BenchReport:
         if isinstance(checked, BenchReport):
             return checked
         verification = checked
-    helpers, helpers_note = _helpers(backend, run.device, run.engine.folder)
+    helpers, helpers_note = _helpers(run.backend, run.device, run.engine.folder)
     timed, failed = _time_cases(run, variants, cases, plan, helpers)
     if failed is not None:
         failed.verification = verification
         return failed
     peaks = _peaks(run, timed[0][1], helpers)
     points = finish_points(timed, peaks, plan)
-    return assemble(backend, run.device, points, [f for _, f in timed], peaks, verification,
+    return assemble(run.backend, run.device, points, [f for _, f in timed], peaks, verification,
                     helpers_note, run.options.sweep[0] if run.options.sweep else None)
 
 

@@ -23,6 +23,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from app import offline
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -133,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: REFERENCE SCRATCH. Replies go to a private copy of stdout; whatever the
     reference prints goes to stderr."""
     die_with_parent()
+    offline.enforce()  # a reference is code from a spec: no socket leaves this process
     path, scratch = (Path(a) for a in (argv if argv is not None else sys.argv[1:]))
     channel = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)

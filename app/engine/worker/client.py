@@ -108,7 +108,7 @@ class Worker:
         self._pending = b""
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True, env=env, cwd=str(ROOT))
+            start_new_session=True, env=env, cwd=str(self.log_dir))  # never the checkout
         # Drained by a thread into a bounded head and tail: a kernel printing without end
         # cannot fill the disk or /dev/shm (the head also goes to the log file).
         self._capture = stderr_log.capture(self.process.stderr, self._stderr)

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from app import offline
 from app.engine.worker import protocol
 from app.engine.worker.backends import create
 from app.engine.worker.backends.base import (
@@ -164,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", required=True)
     parser.add_argument("--device", type=int, default=0)
     args = parser.parse_args(argv)
+    offline.enforce()  # the kernel's host code runs in this process: no socket leaves it
     replies = _private_stdout()
     try:
         backend = create(args.backend, args.device)
