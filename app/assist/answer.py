@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-FINISH_REASONS = ("eos", "length", "stopped")
+# kernel_end: the kernel that the answer prefix opened was closed (app.assist.batch).
+FINISH_REASONS = ("eos", "length", "stopped", "kernel_end")
 _CODE_START = re.compile(r"^(#include|#define|#pragma|extern\b|template\b|__global__|__device__|"
                          r"typedef\b|struct\b|static\b|namespace\b)", re.MULTILINE)
 CUDA_LANGUAGES = ("cuda", "cu", "cpp", "c++", "cxx", "c", "")

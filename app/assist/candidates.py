@@ -1,56 +1,21 @@
-"""Propose: ask the model for K candidate kernels for a spec, write each beside a copy of the
-spec, and verify each with the same engine as any other kernel. Nothing here runs a candidate
-unless asked to verify (the CLI's propose verifies by default; --no-verify only writes)."""
+"""Candidates: what a proposal's prompt carries, how its answer starts (the kernel's signature, so
+even a small model keeps the launch contract), and the self-contained folder each candidate is
+written to, beside a copy of the spec and its reference. The refine loop (app.assist.refine)
+writes every attempt this way; nothing here runs a candidate unless asked to verify."""
 
 from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.assist.answer import Answer
-from app.assist.prompts import Prompt, PromptContext, build_prompt
-from app.assist.session import GenerationOptions, ModelSession
+from app.assist.prompts import PromptContext
 from app.dtypes import lookup
-from app.engine.verify.runs import Engine, VerifyOptions
+from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.verifier import verify_file
 from app.fsutil import atomic_write_text
 from app.spec import Spec
-
-# The first candidate is greedy (the model's single best guess); the others are sampled at this
-# temperature, each with its own seed, so K candidates differ.
-SAMPLING_TEMPERATURE = 0.8
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One proposed kernel and its verdict.
-
-    status is a verdict status ('passed', 'mismatch', 'compile_error', 'unverified', ...), or
-    'no_code' when the answer held no kernel, 'not_verified' when verification was not asked
-    for, 'stopped' when the user stopped the answer."""
-
-    index: int
-    folder: Path
-    spec_path: Path | None
-    answer: Answer
-    status: str
-    message: str
-
-    @property
-    def passed(self) -> bool:
-        """Whether this candidate passed verification."""
-        return self.status == "passed"
-
-    def as_dict(self) -> dict[str, object]:
-        """A JSON-ready description."""
-        return {"index": self.index, "folder": str(self.folder),
-                "spec": str(self.spec_path) if self.spec_path else None, "status": self.status,
-                "message": self.message, "new_tokens": self.answer.new_tokens,
-                "seconds": round(self.answer.seconds, 3)}
 
 
 def propose_context(spec: Spec, description: str, include_source: bool = False) -> PromptContext:
@@ -115,75 +80,3 @@ def verify_candidate(spec_path: Path, backend: str, engine: Any,
     return verdict.status, verdict.message
 
 
-def _options(index: int) -> GenerationOptions:
-    """Greedy for the first candidate, seeded sampling for the others."""
-    if index == 0:
-        return GenerationOptions()
-    return GenerationOptions(temperature=SAMPLING_TEMPERATURE, seed=index)
-
-
-@dataclass
-class ProposeRun:
-    """The settings of one propose run."""
-
-    session: ModelSession
-    spec: Spec
-    out_dir: Path
-    count: int = 1
-    max_new_tokens: int = 512
-    verify: bool = True
-    backend: str = "auto"
-    on_token: Callable[[str], None] | None = None
-    on_candidate: Callable[[Candidate], None] | None = None
-    stop: threading.Event | None = None
-    include_source: bool = False
-
-
-def _one(run: ProposeRun, prompt: Prompt, index: int, engine: Any) -> Candidate:
-    """Generate, write and (when asked) verify candidate number `index`."""
-    folder = run.out_dir / f"candidate-{index + 1}"
-    answer = run.session.generate(prompt.messages, run.max_new_tokens, run.on_token, run.stop,
-                                  _options(index), answer_prefix(run.spec))
-    code = answer.parsed.code
-    if answer.stopped:
-        return Candidate(index + 1, folder, None, answer, "stopped", "stopped by the user")
-    if not code or "__global__" not in code:
-        folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(folder / "answer.md", answer.text)
-        return Candidate(index + 1, folder, None, answer, "no_code",
-                         "the answer held no CUDA kernel (__global__ function)")
-    spec_path = write_candidate(run.spec, code, folder, answer.text)
-    if not run.verify:
-        return Candidate(index + 1, folder, spec_path, answer, "not_verified",
-                         "written; verification was not asked for")
-    status, message = verify_candidate(spec_path, run.backend, engine, run.stop)
-    return Candidate(index + 1, folder, spec_path, answer, status, message)
-
-
-def propose_prompt(run: ProposeRun, description: str) -> Prompt:
-    """The one prompt all candidates answer (its budget report says what was cut)."""
-    context = propose_context(run.spec, description, run.include_source)
-    return build_prompt("propose", context, run.session, run.max_new_tokens)
-
-
-def propose(run: ProposeRun, prompt: Prompt) -> list[Candidate]:
-    """Make run.count candidates for `prompt`, stopping early on Stop."""
-    candidates: list[Candidate] = []
-    engine = _engine() if run.verify else None
-    try:
-        for index in range(run.count):
-            candidate = _one(run, prompt, index, engine)
-            candidates.append(candidate)
-            if run.on_candidate:
-                run.on_candidate(candidate)
-            if candidate.status == "stopped":
-                break
-    finally:
-        if engine is not None:
-            engine.close()
-    return candidates
-
-
-def _engine() -> Any:
-    """One verification engine (worker processes) shared by all candidates."""
-    return Engine()

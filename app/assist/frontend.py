@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from app.assist.batch import BatchModel
 from app.assist.convert import resolve_model
 from app.assist.errors import AssistError, GenerationFailed
 from app.assist.quant import DEVICES, QUANTIZATIONS
@@ -67,6 +68,14 @@ def session_from_args(args: argparse.Namespace, progress: StderrProgress) -> Mod
     return ModelSession(folder, device=args.device, quantization=args.quantization,
                         context_tokens=args.context_tokens, progress=progress,
                         threads=args.threads)
+
+
+def batch_model_from_args(args: argparse.Namespace, progress: StderrProgress) -> BatchModel:
+    """session_from_args, for commands that answer many requests at once (propose, eval)."""
+    folder = resolve_model(args.model, progress)
+    return BatchModel(folder, device=args.device, quantization=args.quantization,
+                      context_tokens=args.context_tokens, progress=progress,
+                      threads=args.threads)
 
 
 def report_error(command: str, error: Exception) -> int:

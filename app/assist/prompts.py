@@ -35,6 +35,7 @@ class PromptContext:
     roofline: str = ""
     resources: str = ""
     sass: str = ""
+    examples: str = ""
 
     def text(self) -> str:
         """All fields joined (to choose skills by what the context is about)."""
@@ -63,6 +64,8 @@ SECTIONS = {
     "roofline": Section("Roofline position", "text", "head"),
     "resources": Section("Resources", "text", "head"),
     "sass": Section("SASS summary", "text", "head"),
+    # Whole examples or none: half a kernel teaches nothing.
+    "examples": Section("Verified kernels for similar tasks", "", "whole"),
 }
 
 
@@ -81,13 +84,15 @@ ACTIONS = {
     "ask": Action("ask", "Ask", (("question",),),
                   {"question": MUST_KEEP, "selection": 60, "source": 50, "spec": 30}),
     "propose": Action("propose", "Propose a kernel", (("description", "spec"),),
-                      {"description": MUST_KEEP, "spec": 90, "reference": 60, "source": 40}),
+                      {"description": MUST_KEEP, "spec": 90, "reference": 60, "source": 40,
+                       "examples": 30}),
     "explain": Action("explain", "Explain", (("selection", "source"),),
                       {"question": MUST_KEEP, "selection": 95, "source": 70, "spec": 40}),
     "fix_compile": Action("fix_compile", "Fix compile errors", (("diagnostics",), ("source",)),
-                          {"diagnostics": 95, "source": 90, "spec": 40}),
+                          {"diagnostics": 95, "source": 90, "description": 80, "spec": 40}),
     "fix_verify": Action("fix_verify", "Fix a failed verification", (("verdict",), ("source",)),
-                         {"verdict": 95, "source": 90, "spec": 70, "reference": 60}),
+                         {"verdict": 95, "source": 90, "description": 80, "spec": 70,
+                          "reference": 60}),
     # Measurements are short and are the point of optimizing: they outlast the source's middle.
     "optimize": Action("optimize", "Optimize", (("source",),),
                        {"timing": 98, "roofline": 97, "resources": 96, "source": 90, "spec": 60,

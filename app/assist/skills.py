@@ -164,7 +164,7 @@ def _stem(word: str) -> str:
     return word
 
 
-def _words(text: str) -> set[str]:
+def words(text: str) -> set[str]:
     """The distinctive word stems of a text, lowercased."""
     return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _COMMON}
 
@@ -175,9 +175,9 @@ def relevance(skill: Skill, action: str, context: str) -> float:
     skill does not apply (its metadata lists other actions, or nothing matches)."""
     if skill.actions and action not in skill.actions:
         return 0.0
-    words = _words(context)
-    described = len(_words(skill.name.replace("-", " ") + " " + skill.description) & words)
-    body = min(len(_words(skill.body) & words), 10)
+    found = words(context)
+    described = len(words(skill.name.replace("-", " ") + " " + skill.description) & found)
+    body = min(len(words(skill.body) & found), 10)
     if not described and not body:
         return 0.0
     return 3.0 * described + 0.5 * body + (2.0 if action in skill.actions else 0.0)

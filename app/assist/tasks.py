@@ -137,6 +137,8 @@ class Suite:
 
     root: Path
     tasks: tuple[Task, ...]
+    # Tasks that could not be loaded: (name, split, what is wrong).
+    broken: tuple[tuple[str, str, str], ...] = ()
 
     def split(self, name: str) -> list[Task]:
         """The tasks of one split ('dev', 'heldout') or of all ('all')."""
@@ -154,9 +156,18 @@ class Suite:
             raise TaskError(f"unknown task(s): {', '.join(missing)} (see {self.root / INDEX_NAME})")
         return [known[n] for n in names]
 
+    def broken_in(self, name: str) -> list[tuple[str, str]]:
+        """(task, message) of the split's tasks that could not be loaded."""
+        return [(task, message) for task, split, message in self.broken
+                if name in ("all", split)]
+
     def heldout(self) -> HeldOut:
-        """What held-out tasks look like, to keep them out of everything that teaches."""
-        return HeldOut.of([t for t in self.tasks if t.heldout])
+        """What held-out tasks look like, to keep them out of everything that teaches (a
+        broken held-out task's name included)."""
+        found = HeldOut.of([t for t in self.tasks if t.heldout])
+        names = {n for n, split, _message in self.broken if split == "heldout"}
+        return HeldOut(found.names | names, found.descriptions,
+                       found.folders + tuple((self.root / n).resolve() for n in names))
 
 
 def _index(root: Path) -> dict[str, list[str]]:
@@ -175,8 +186,9 @@ def _index(root: Path) -> dict[str, list[str]]:
 
 
 def load_suite(root: Path = TASKS_DIR) -> Suite:
-    """Every task of the index, each folder `<name>/<name>.toml`; TaskError on the first broken
-    task or on a task folder that the index does not list."""
+    """Every task of the index, each folder `<name>/<name>.toml`. TaskError for a broken index
+    or a task folder that the index does not list; a task that cannot be loaded is kept in
+    `broken` with its message, so the others can still be used."""
     splits = _index(root)
     listed = {n: s for s, names in splits.items() for n in names}
     folders = {p.name for p in root.iterdir() if p.is_dir() and (p / f"{p.name}.toml").exists()}
@@ -184,8 +196,13 @@ def load_suite(root: Path = TASKS_DIR) -> Suite:
     if unlisted:
         raise TaskError(f"{root / INDEX_NAME} does not list: {', '.join(unlisted)}; put each "
                         "task in dev or heldout")
-    tasks = [load_task(root / name / f"{name}.toml", split) for name, split in listed.items()]
-    return Suite(root, tuple(tasks))
+    tasks, broken = [], []
+    for name, split in listed.items():
+        try:
+            tasks.append(load_task(root / name / f"{name}.toml", split))
+        except TaskError as error:
+            broken.append((name, split, str(error)))
+    return Suite(root, tuple(tasks), tuple(broken))
 
 
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -1,5 +1,7 @@
-"""`kernel-studio propose SPEC.toml`: the local model writes K candidate kernels for a spec;
-each is written beside a copy of the spec and verified like any other kernel."""
+"""`kernel-studio propose SPEC.toml`: the local model writes kernels for a spec in K independent
+chains of up to R rounds; after each attempt the verifier's answer (compile errors on the
+kernel's lines, or the failed verdict) goes back to the model. It stops at the first kernel
+that passes. Every attempt is kept in the run folder."""
 
 from __future__ import annotations
 
@@ -7,103 +9,168 @@ import argparse
 import json
 import sys
 import threading
+import time
 from pathlib import Path
 
-from app.assist.candidates import Candidate, ProposeRun, propose, propose_prompt
+from app.assist.attempts import Attempt
+from app.assist.budget import TokenCounter
 from app.assist.errors import AssistError
+from app.assist.examples import choose_examples, library, record_verified, render_examples
 from app.assist.frontend import (
     StderrProgress,
     add_model_arguments,
+    batch_model_from_args,
     positive,
     report_error,
-    session_from_args,
 )
+from app.assist.refine import Chain, Job, LoopSettings, RefineLoop, undecided
+from app.assist.session import GenerationOptions
+from app.assist.tasks import HeldOut, TaskError, description_of, load_suite
+from app.assist.verifypool import VerifyPool, vouch_for
 from app.commands.ask import stop_on_interrupt
-from app.spec import SpecError, load_spec
+from app.engine.verify.runs import VerifyOptions
+from app.spec import Spec, SpecError, load_spec
 
-HELP = ("the local model proposes K kernels for a spec; each is verified (exit 0 when one "
-        "passed, 1 none passed, 3 none could be verified)")
+HELP = ("the local model proposes kernels for a spec in K chains of up to R rounds, each round "
+        "told why the last failed (exit 0 when one passed, 1 none passed, 3 none could be "
+        "verified)")
 MAX_CANDIDATES = 50
+MAX_ROUNDS = 20
+# Chain 1 is greedy (the model's single best guess); the others sample at this temperature.
+SAMPLING_TEMPERATURE = 0.8
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The spec, what to ask for, where to write, and the model flags."""
+    """The spec, what to ask for, the loop, where to write, and the model flags."""
     parser.add_argument("spec", type=Path, help="the kernel's spec file (TOML)")
     parser.add_argument("--description", default="",
-                        help="what the kernel must do, in words (the spec says how it is run)")
+                        help="what the kernel must do, in words (default: the spec's "
+                             "[task].description, if any)")
     parser.add_argument("-n", "--candidates", type=positive, default=1, metavar="K",
-                        help="how many candidates to write (default 1)")
+                        help="independent chains (default 1)")
+    parser.add_argument("--rounds", type=positive, default=3, metavar="R",
+                        help="attempts per chain, each told why the last failed (default 3)")
     parser.add_argument("--out", type=Path, metavar="DIR",
-                        help="where candidates go (default: proposals/ beside the spec)")
+                        help="the run folder (default: proposals/<time>/ beside the spec)")
     parser.add_argument("--max-new-tokens", type=positive, default=512, metavar="N",
                         help="longest answer in tokens (default 512)")
     parser.add_argument("--with-source", action="store_true",
                         help="also send the spec's current kernel source to the model")
+    parser.add_argument("--no-skills", action="store_true", help="no skills in the prompts")
+    parser.add_argument("--no-examples", action="store_true",
+                        help="no verified example kernels in the prompts")
     parser.add_argument("--no-verify", action="store_true",
-                        help="only write the candidates; run nothing")
+                        help="only write the first round's candidates; run nothing")
     parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
                         help="where candidates run when verified (default auto)")
+    parser.add_argument("--batch", type=positive, metavar="N",
+                        help="chains answered together (default: all K on a GPU, 1 on the CPU)")
     add_model_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
 
-def exit_code(candidates: list[Candidate], verified: bool) -> int:
-    """0 when a candidate passed (or, without verification, all were written with code);
+def exit_code(attempts: list[Attempt], verified: bool) -> int:
+    """0 when an attempt passed (or, without verification, every chain wrote a kernel);
     3 when nothing could be decided; 1 otherwise."""
-    if any(c.passed for c in candidates):
+    if any(a.passed for a in attempts):
         return 0
     if not verified:
-        return 0 if candidates and all(c.status == "not_verified" for c in candidates) else 1
-    if candidates and all(c.status in ("unverified", "cancelled", "stopped") for c in candidates):
+        return 0 if attempts and all(a.status == "not_verified" for a in attempts) else 1
+    if attempts and all(undecided(a.status) for a in attempts):
         return 3
     return 1
 
 
-def table(candidates: list[Candidate]) -> str:
-    """The verdicts as a table for people."""
-    rows = [f"{'#':>3}  {'verdict':<14}  {'tokens':>6}  {'seconds':>7}  folder / message"]
-    for c in candidates:
-        rows.append(f"{c.index:>3}  {c.status:<14}  {c.answer.new_tokens:>6}  "
-                    f"{c.answer.seconds:>7.1f}  {c.folder}")
-        rows.append(f"{'':>3}  {c.message.splitlines()[0] if c.message else ''}")
+def table(attempts: list[Attempt]) -> str:
+    """The attempts as a table for people."""
+    rows = [f"{'chain':>5} {'round':>5}  {'verdict':<14} {'tokens':>6} {'seconds':>7}  folder"]
+    for a in attempts:
+        rows.append(f"{a.chain:>5} {a.round:>5}  {a.status:<14} {a.new_tokens:>6} "
+                    f"{a.generate_s + a.verify_s:>7.1f}  {a.folder}")
+        if a.message:
+            rows.append(f"{'':>13}{a.message.splitlines()[0]}")
     return "\n".join(rows)
 
 
-def _announce(candidate: Candidate) -> None:
-    """One line on stderr as each candidate is done."""
-    print(f"candidate {candidate.index}: {candidate.status}", file=sys.stderr)
+def _job(spec: Spec, description: str, args: argparse.Namespace, heldout: HeldOut,
+         counter: TokenCounter) -> Job:
+    """The job: the spec, the description, skills and examples as the flags say."""
+    examples, names = "", tuple[str, ...]()
+    if not args.no_examples:
+        chosen = choose_examples(library(), spec, description, heldout, counter)
+        examples, names = render_examples(chosen), tuple(e.name for e in chosen)
+    return Job(spec.entry, spec, description, "", not args.no_skills, examples, names,
+               vouch_for(spec))
+
+
+def _chains(job: Job, count: int) -> list[Chain]:
+    """Chain 1 greedy, the others sampled, each with its own seed."""
+    chains = []
+    for index in range(count):
+        options = GenerationOptions() if index == 0 else GenerationOptions(
+            temperature=SAMPLING_TEMPERATURE, seed=index)
+        chains.append(Chain(job, index, index, options))
+    return chains
+
+
+def _announce(chain: Chain, attempt: Attempt) -> None:
+    """One line on stderr as each attempt is decided."""
+    print(f"chain {attempt.chain} round {attempt.round}: {attempt.status}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Event) -> int:
+    """Load, run the chains, print."""
+    spec = load_spec(args.spec)
+    description = args.description or description_of(args.spec)
+    model = batch_model_from_args(args, progress)
+    heldout = load_suite().heldout()
+    job = _job(spec, description, args, heldout, model)
+    out = args.out or args.spec.parent / "proposals" / time.strftime("%Y%m%d-%H%M%S")
+    on_gpu = model.load().device == "cuda"
+    progress.done()
+    settings = LoopSettings(out, 1 if args.no_verify else args.rounds,
+                            args.batch or (args.candidates if on_gpu else 1),
+                            args.max_new_tokens, stop_on_first_pass=True,
+                            verify=not args.no_verify)
+    chains = _chains(job, args.candidates)
+    with VerifyPool(VerifyOptions(backend=args.backend), 1, stop) as pool, \
+            stop_on_interrupt(stop):
+        RefineLoop(model, pool, settings, stop, None if args.json else _announce).run(chains)
+    attempts = [a for c in chains for a in c.attempts]
+    return _finish(args, attempts, description, heldout, out)
+
+
+def _finish(args: argparse.Namespace, attempts: list[Attempt], description: str,
+            heldout: HeldOut, out: Path) -> int:
+    """Keep a passing kernel as a future example; print; the exit code."""
+    passed = next((a for a in attempts if a.passed), None)
+    kept = None
+    if passed is not None:
+        kept = record_verified(Path(passed.folder) / args.spec.name, description, heldout)
+    if args.json:
+        print(json.dumps({"attempts": [a.as_dict() for a in attempts], "run_dir": str(out),
+                          "passed": passed.folder if passed else None,
+                          "kept_as_example": str(kept) if kept else None}, indent=2))
+    else:
+        print(table(attempts))
+        if passed is not None:
+            print(f"passed: {passed.source_path}")
+    return exit_code(attempts, not args.no_verify)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Generate, write and verify the candidates; print the table of verdicts."""
-    if args.candidates > MAX_CANDIDATES:
-        print(f"kernel-studio propose: at most {MAX_CANDIDATES} candidates", file=sys.stderr)
+    """Propose, refine and verify; print the attempts."""
+    if args.candidates > MAX_CANDIDATES or args.rounds > MAX_ROUNDS:
+        print(f"kernel-studio propose: at most {MAX_CANDIDATES} chains and {MAX_ROUNDS} rounds",
+              file=sys.stderr)
         return 2
     progress = StderrProgress(quiet=args.json)
-    stop = threading.Event()
     try:
-        spec = load_spec(args.spec)
-        session = session_from_args(args, progress)
-        settings = ProposeRun(session, spec, args.out or args.spec.parent / "proposals",
-                              args.candidates, args.max_new_tokens, not args.no_verify,
-                              args.backend, None, None if args.json else _announce, stop,
-                              args.with_source)
-        prompt = propose_prompt(settings, args.description)
-        for line in prompt.budget.warnings():
-            print(f"warning: {line}", file=sys.stderr)
-        with stop_on_interrupt(stop):
-            candidates = propose(settings, prompt)
+        return _run(args, progress, threading.Event())
     except SpecError as error:
+        progress.done()
         print(f"kernel-studio propose: {error}", file=sys.stderr)
         return 2
-    except (AssistError, ValueError) as error:
+    except (AssistError, ValueError, TaskError) as error:
         progress.done()
         return report_error("propose", error)
-    progress.done()
-    if args.json:
-        print(json.dumps({"candidates": [c.as_dict() for c in candidates],
-                          "budget": prompt.budget.as_dict(), "skills": list(prompt.skills)},
-                         indent=2))
-    else:
-        print(table(candidates))
-    return exit_code(candidates, not args.no_verify)

@@ -79,20 +79,28 @@ def test_model_check_passes_for_the_default_model(default_folder: Path) -> None:
 
 def test_propose_writes_and_verifies_a_candidate(default_folder: Path, tmp_path: Path) -> None:
     """End to end: the model's answer (opened with the spec's signature) is written beside a
-    copy of the spec and gets a real verdict from the engine; exit code as the table says."""
+    copy of the spec and gets a real verdict from the engine; a failure goes back for a second
+    round; exit code as the table says."""
     out = tmp_path / "proposals"
     done = run([sys.executable, "-m", "app", "propose", str(VECTOR_ADD / "vector_add.toml"),
-                "--description", "c = a + b", "-n", "1", "--max-new-tokens", "24", "--threads",
-                "1", "--out", str(out), "--json"])
+                "--description", "c = a + b", "-n", "1", "--rounds", "2", "--max-new-tokens",
+                "24", "--threads", "1", "--no-examples", "--no-skills", "--out", str(out),
+                "--json"])
     result = json.loads(done.stdout)
-    (candidate,) = result["candidates"]
-    assert candidate["status"] in PLAIN_WORDS, candidate
-    assert done.returncode == {"passed": 0, "unverified": 3}.get(candidate["status"], 1)
-    source = (out / "candidate-1" / "vector_add.cu").read_text()
+    attempts = result["attempts"]
+    assert 1 <= len(attempts) <= 2
+    for attempt in attempts:
+        assert attempt["status"] in PLAIN_WORDS, attempt
+    passed = [a for a in attempts if a["status"] == "passed"]
+    assert done.returncode == (0 if passed else {"unverified": 3}.get(attempts[-1]["status"], 1))
+    if len(attempts) == 2:
+        assert attempts[1]["action"] in ("fix_compile", "fix_verify", "propose")
+    first = out / "vector_add" / "run" / "chain-1" / "round-1"
+    source = (first / "vector_add.cu").read_text()
     assert source.startswith('extern "C" __global__ void vector_add(const float* __restrict__ a')
-    assert (out / "candidate-1" / "vector_add.toml").read_bytes() == (
-        VECTOR_ADD / "vector_add.toml").read_bytes()
-    assert (out / "candidate-1" / "answer.md").read_text().startswith("```cuda\n")
+    assert (first / "vector_add.toml").read_bytes() == (VECTOR_ADD / "vector_add.toml").read_bytes()
+    assert (first / "answer.md").read_text().startswith("```cuda\n")
+    assert json.loads((first / "attempt.json").read_text())["round"] == 1
 
 
 def test_a_written_candidate_is_verified_like_the_original(tmp_path: Path) -> None:

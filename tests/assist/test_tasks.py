@@ -5,6 +5,7 @@ and held-out tasks kept out of everything that teaches: skills, prompt templates
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -112,9 +113,9 @@ def _heldout_as_verified(suite: list[Task], folder: Path) -> None:
         copy = folder / task.name
         shutil.copytree(task.spec_path.parent, copy)
         shutil.copyfile(FIXTURES / f"{task.name}.cu", copy / f"{task.name}.cu")
-        (copy / "verified.json").write_text(
-            '{"spec": "%s.toml", "description": "%s", "source_sha256": "x"}'
-            % (task.name, task.description.replace('"', "")))
+        record = {"spec": f"{task.name}.toml", "description": task.description,
+                  "source_sha256": "x"}
+        (copy / "verified.json").write_text(json.dumps(record))
 
 
 def test_held_out_kernels_never_become_examples_nor_enter_dev_prompts(

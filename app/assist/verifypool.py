@@ -1,0 +1,89 @@
+"""Candidates verified while the model writes the next ones: a few threads, each holding one warm
+verification Engine (its worker processes stay up between candidates).
+
+Every candidate goes through the normal verify path (app.engine.verify.verifier.verify_file),
+so the sandbox and the trust rule of that path apply to model-written kernels as to any other.
+Where no sandbox can be had, the trust rule would refuse a freshly written folder: the folder is
+written by Kernel Studio from the user's spec and reference, so it is vouched for exactly when
+the user's own spec may run (`vouch_for`); otherwise its verdict is "unverified".
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+from app import sandbox, trust
+from app.engine.verify.results import Verdict
+from app.engine.verify.runs import Engine, VerifyOptions
+from app.engine.verify.verifier import verify_file
+from app.spec import Spec
+
+
+def vouch_for(original: Spec) -> bool | None:
+    """VerifyOptions.trusted for candidates written from `original`: None (the trust rule
+    decides; with a sandbox everything runs inside it), or True when no sandbox can be had and
+    the user's spec itself may run (its content is trusted)."""
+    if sandbox.available()[0]:
+        return None
+    return True if trust.is_trusted(original) else None
+
+
+def default_workers(on_gpu: bool) -> int:
+    """Verification threads: one on a small CPU machine (the model has the other core); on a
+    GPU machine, up to 8, leaving half the cores to the rest."""
+    cores = len(os.sched_getaffinity(0))
+    return max(1, min(8, cores // 2)) if on_gpu else 1
+
+
+class VerifyPool:
+    """A small pool of verification threads, each with its own warm Engine."""
+
+    def __init__(self, options: VerifyOptions, workers: int = 1,
+                 cancel: threading.Event | None = None) -> None:
+        """Start nothing yet: each thread makes its Engine on its first candidate."""
+        self.options = options
+        self.cancel = cancel or threading.Event()
+        self._local = threading.local()
+        self._engines: list[Engine] = []
+        self._lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=max(1, workers),
+                                            thread_name_prefix="kernel-studio-verify")
+
+    def _engine(self) -> Engine:
+        """This thread's Engine."""
+        engine: Engine | None = getattr(self._local, "engine", None)
+        if engine is None:
+            engine = Engine()
+            self._local.engine = engine
+            with self._lock:
+                self._engines.append(engine)
+        return engine
+
+    def _verify(self, spec_path: Path, trusted: bool | None) -> Verdict:
+        """Verify one candidate on this thread's Engine."""
+        options = replace(self.options, trusted=trusted)
+        return verify_file(spec_path, options, self._engine(), self.cancel)
+
+    def submit(self, spec_path: Path, trusted: bool | None = None) -> Future[Verdict]:
+        """Verify a candidate's spec in the background; its Verdict comes in the future."""
+        return self._executor.submit(self._verify, spec_path, trusted)
+
+    def close(self) -> None:
+        """Wait for the candidates in progress (Stop cancels them), then stop every worker."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            for engine in self._engines:
+                engine.close()
+            self._engines.clear()
+
+    def __enter__(self) -> VerifyPool:
+        """Use as a context manager."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close on exit."""
+        self.close()
