@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 # The time limit of one kernel launch in verify and bench, in seconds (CLI --timeout, GUI).
 TIME_LIMIT_S = 10.0
-# Loading a kernel (compile in the worker, CUDA module load) may take longer than a launch.
-LOAD_TIME_LIMIT_S = 180.0
 # The host C++ compiler's time limit for the CPU backend's builds.
 HOST_COMPILE_TIME_LIMIT_S = 150.0
 # A spec's Python reference: loading it, and each call, in its own (sandboxed) process.

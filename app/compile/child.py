@@ -13,7 +13,7 @@ import signal
 import sys
 from typing import Any, TextIO
 
-from app.compile import limits
+from app.compile import backends, limits  # NVRTC loads only when asked (nvrtc_hello)
 
 PR_SET_PDEATHSIG = 1
 
@@ -47,8 +47,6 @@ def private_stdout() -> TextIO:
 
 def handle(request: dict[str, Any], hello: dict[str, Any]) -> dict[str, Any]:
     """One reply for one request."""
-    from app.compile import backends
-
     if request.get("op") == "hello":
         return hello
     if request.get("backend") == "nvcc":
@@ -61,8 +59,6 @@ def handle(request: dict[str, Any], hello: dict[str, Any]) -> dict[str, Any]:
 
 def serve(replies: TextIO) -> None:
     """Answer requests until stdin closes."""
-    from app.compile import backends
-
     hello = {"op": "hello", "pid": os.getpid(), **backends.nvrtc_hello()}
     for line in sys.stdin:
         if not line.strip():

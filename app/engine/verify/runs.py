@@ -21,6 +21,7 @@ import numpy as np
 
 from app import sandbox, settings, trust
 from app.cases import CaseError, Resolved, resolve
+from app.compile import compile_file
 from app.dtypes import lookup
 from app.engine.verify import buffers, checks, memory
 from app.engine.verify.reference import ReferenceError, expected_outputs, load_reference
@@ -130,8 +131,6 @@ def compile_for(spec: Spec, arch: str | None, folder: Path,
                 compiler: str | None = None) -> Prepared | Verdict:
     """Compile the kernel with the real compiler (diagnostics on every backend): `compiler`,
     else the spec's."""
-    from app.compile import compile_file  # heavy; only when a kernel is really verified
-
     result = compile_file(spec.source_path, arch=arch, options=list(spec.options),
                           backend=compiler or spec.compiler)
     diagnostics = [vars(d) for d in result.diagnostics]

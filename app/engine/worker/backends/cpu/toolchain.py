@@ -21,6 +21,8 @@ from pathlib import Path
 
 from app import paths, sandbox, settings
 from app.compile.limits import explain, limit_hit, preexec
+from app.compile.model import OptionError
+from app.compile.options import check_options  # the same allowlist as the GPU compile
 from app.engine.worker.backends.base import BackendError
 from app.engine.worker.backends.cpu import sealed
 from app.fsutil import atomic_write_bytes
@@ -182,9 +184,6 @@ def host_options(options: list[str], source_dir: str | None) -> list[str]:
     (-O3, -lineinfo, --use_fast_math, --ftz, ...) tune GPU code generation and are ignored."""
     if not options:
         return []
-    from app.compile.model import OptionError
-    from app.compile.options import check_options  # the same allowlist as the GPU compile
-
     try:
         normalized = check_options(options, Path(source_dir) if source_dir else None)
     except OptionError as error:
