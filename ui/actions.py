@@ -25,11 +25,19 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "save_as": ("&File", "Save &as\u2026", "Ctrl+Shift+S", "Save under another name"),
     "close_tab": ("&File", "&Close tab", "Ctrl+W", "Close the current file"),
     "quit": ("&File", "&Quit", "Ctrl+Q", "Quit Kernel Studio"),
+    "undo": ("&Edit", "&Undo", "Ctrl+Z", "Undo the last edit"),
+    "redo": ("&Edit", "&Redo", "Ctrl+Shift+Z", "Redo what was undone"),
+    "cut": ("&Edit", "Cu&t", "Ctrl+X", "Cut the selection"),
+    "copy": ("&Edit", "&Copy", "Ctrl+C", "Copy the selection"),
+    "paste": ("&Edit", "&Paste", "Ctrl+V", "Paste"),
+    "go_to_line": ("&Edit", "&Go to line\u2026", "Ctrl+G", "Move the caret to a line"),
     "find": ("&Edit", "&Find\u2026", "Ctrl+F", "Find in the current file"),
     "replace": ("&Edit", "&Replace\u2026", "Ctrl+H", "Find and replace (plain or regex)"),
     "find_next": ("&Edit", "Find &next", "F3", ""),
     "find_previous": ("&Edit", "Find pre&vious", "Shift+F3", ""),
-    "comment": ("&Edit", "Toggle &comment", "Ctrl+/", "Comment or uncomment the lines"),
+    "comment": ("&Edit", "Toggle co&mment", "Ctrl+/", "Comment or uncomment the lines"),
+    "settings": ("&Edit", "Setti&ngs\u2026", "Ctrl+,",
+                 "Font size, default architecture, compiler options, backend, time limit"),
     "build": ("&Build", "&Build", "Ctrl+B", "Compile the current file"),
     "verify": ("&Run", "&Verify", "F5", "Run the kernel against its reference"),
     "bench": ("&Run", "&Bench", "Ctrl+F5", "Time the kernel"),
@@ -43,6 +51,8 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
                 "Open kernels side by side: sources, verdicts, resources, timing with ratios"),
     "cancel": ("&Run", "&Cancel", "Shift+F5", "Stop the running build, verification or timing"),
     "reset_layout": ("&View", "&Reset layout", "", "Put every pane back where it started"),
+    "shortcuts": ("&Help", "&Keyboard shortcuts", "F1", "Every command and its keys"),
+    "about": ("&Help", "&About Kernel Studio", "", "Version, data folder, offline state"),
 }
 TOOLBAR = ("new", "open", "save", None, "build", "verify", "bench", "cancel")
 BACKENDS = ("auto", "pycuda", "cpu")
@@ -88,6 +98,10 @@ def install_actions(window: QMainWindow, slots: Slots, choices: Choices) -> dict
         menus[menu_title].addAction(action)
         window.addAction(action)
         actions[name] = action
+    recent = QMenu("Open &recent", window)
+    recent.setObjectName("menu_recent")
+    menus["&File"].insertMenu(actions["save"], recent)
+    actions["recent"] = recent.menuAction()  # its entries are filled when it opens
     _add_backend_menu(window, menus["&Run"], choices)
     _add_view_menu(window, menus["&View"], choices)
     _add_toolbar(window, actions)
@@ -100,6 +114,12 @@ def set_running(actions: Mapping[str, QAction], running: bool) -> None:
     actions["cancel"].setEnabled(running)
     for name in RUN_ACTIONS:
         actions[name].setEnabled(not running and not actions[name].property(UNAVAILABLE))
+
+
+def shortcut_rows() -> list[tuple[str, str, str]]:
+    """(command, keys, what it does) for every command, for Help > Keyboard shortcuts."""
+    return [(text.replace("&", "").rstrip("\u2026"), shortcut or "\u2014", tip or "")
+            for _, text, shortcut, tip in COMMANDS.values()]
 
 
 def command_tip(name: str) -> str:

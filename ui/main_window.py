@@ -7,12 +7,21 @@ in app/ through the run controller's job process.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.paths import data_dir
 from ui.actions import (
@@ -23,6 +32,7 @@ from ui.actions import (
     sanitizer_refusal,
     set_running,
     set_unavailable,
+    shortcut_rows,
 )
 from ui.assembly.view import AssemblyView
 from ui.assistant.pane import AssistantPane
@@ -32,19 +42,14 @@ from ui.commands.assistant import AssistantCommands
 from ui.commands.assistant_context import ContextSources
 from ui.commands.compare import CompareCommands
 from ui.commands.runs import RunCommands
+from ui.commands.workspace import APP_TITLE, EDITS, WorkspaceCommands
 from ui.compare.review_pane import ReviewPane
 from ui.editor import recovery as recovery_files
 from ui.editor.cuda_editor import CudaEditor
 from ui.editor.find_bar import FindBar
 from ui.editor.prompter import Prompter
 from ui.editor.tabs import EditorTabs
-from ui.editor.template_gallery import TemplateGallery
-from ui.editor.templates import (
-    Template,
-    TemplateExists,
-    create_from_template,
-    list_templates,
-)
+from ui.help_dialogs import AboutDialog, ShortcutsDialog
 from ui.message_log import MessageLog
 from ui.runs.compile_pane import CompilePane
 from ui.runs.controller import RunController
@@ -92,6 +97,7 @@ class MainWindow(QMainWindow):
         self.tabs = EditorTabs(self.themes.theme, self.recovery, self.prompter, self)
         self.find_bar = FindBar(self.tabs.current, self)
         self.runner = RunController(self)
+        self.gpu_usable = True  # until the backend probe says otherwise
         self.messages = MessageLog()
         self.compile_pane = CompilePane()
         self.results_pane = ResultsPane()
@@ -114,6 +120,11 @@ class MainWindow(QMainWindow):
         self.compare_commands = CompareCommands(
             self.tabs, self.review_pane, report=self.report, show_pane=self.show_pane,
             ask_paths=self._ask_paths, parent=self)
+        self.workspace = WorkspaceCommands(
+            self.tabs, self.runner, self.settings, self.prompter, open_files=self.open_files,
+            set_backend=self.set_backend, set_title=self._set_title, report=self.report,
+            parent=self)
+        self._dialogs: dict[str, QDialog] = {}  # Help's windows, made on first use
         self._build_central()
         self.docks = self._build_docks()
         self.actions_by_name = install_actions(self, self._command_slots(), Choices(
@@ -123,7 +134,6 @@ class MainWindow(QMainWindow):
         self._default_state = self.saveState()
         self._restore_layout()
         self._offer_recovery = offer_recovery
-        self.gpu_usable = True  # until the backend probe says otherwise
         QTimer.singleShot(0, self._after_show)
 
     # -- construction -------------------------------------------------------------------------
@@ -162,7 +172,8 @@ class MainWindow(QMainWindow):
         for name in ("spec", "compile"):
             docks[name].raise_()
         self.resizeDocks([docks["spec"]], [460], Qt.Orientation.Horizontal)
-        self.resizeDocks([docks["compile"]], [230], Qt.Orientation.Vertical)
+        # At 1400x900 the Results pane shows six runs and the editor about thirty lines.
+        self.resizeDocks([docks["compile"]], [300], Qt.Orientation.Vertical)
         docks["charts"].visibilityChanged.connect(
             lambda visible: self.charts() if visible else None)
         return docks
@@ -183,6 +194,7 @@ class MainWindow(QMainWindow):
         self.runs.wire()
         self.assistant_commands.wire()
         self.compare_commands.wire()
+        self.workspace.wire(self.findChild(QMenu, "menu_recent"))
 
     def _command_slots(self) -> dict[str, Callable[[], object]]:
         """What each action (ui/actions.py) does."""
@@ -200,6 +212,10 @@ class MainWindow(QMainWindow):
             "racecheck": lambda: self.verify("racecheck"), "cancel": self.runner.cancel,
             "reset_layout": self.reset_layout, "compare": self.compare_commands.compare,
             "open_bundle": self.compare_commands.open_bundle,
+            **{name: partial(self.workspace.edit, name) for name in EDITS},
+            "go_to_line": self.workspace.go_to_line, "settings": self.workspace.edit_preferences,
+            "shortcuts": lambda: self.show_dialog("shortcuts"),
+            "about": lambda: self.show_dialog("about"),
         }
 
     def _job_progress(self, text: str, fraction: float) -> None:
@@ -218,6 +234,7 @@ class MainWindow(QMainWindow):
         probe.found.connect(self.status.set_backend)
         probe.gpu.connect(self._gpu_found)
         QThreadPool.globalInstance().start(probe.runnable())
+        self.workspace.restore_session()
         if self._offer_recovery:
             self.offer_recovery()
 
@@ -306,6 +323,7 @@ class MainWindow(QMainWindow):
             editor = self.tabs.open_path(path)
             if editor is not None:
                 opened.append(editor)
+                self.workspace.remember(path)
         return opened
 
     def _ask_paths(self) -> list[str]:
@@ -321,40 +339,26 @@ class MainWindow(QMainWindow):
             self.settings.setValue("last_folder", str(Path(paths[0]).parent))
             self.open_files(paths)
 
-    def new_from_template(self, name: str | None = None,
-                          folder: Path | None = None) -> CudaEditor | None:
-        """Copy a template into a folder and open it (asks for both when not given)."""
-        if name is None or folder is None:
-            gallery = TemplateGallery(Path(str(self.settings.value(
-                "template_folder", str(Path.home() / "kernels")))), self)
-            accepted = gallery.exec()
-            template, folder = gallery.chosen(), gallery.folder()
-            gallery.deleteLater()
-            if not accepted or template is None:
-                return None
-        else:
-            template = next((t for t in list_templates() if t.name == name), None)
-            if template is None:
-                self.report("error", f"No template named {name}", "See File > New.")
-                return None
-        return self._create(template, folder)
+    def new_from_template(self, name: str | None = None, folder: Path | None = None,
+                          kernel_name: str | None = None) -> CudaEditor | None:
+        """Copy a template into a folder under a kernel name and open it (asks for the template,
+        the name and the folder when not given; ui/commands/workspace.py)."""
+        return self.workspace.new_from_template(name, folder, kernel_name)
 
-    def _create(self, template: Template, folder: Path) -> CudaEditor | None:
-        """Copy the template and open its source and spec."""
-        try:
-            source = create_from_template(template, folder)
-        except TemplateExists as error:
-            self.report("error", f"Could not create {template.name}: {error}",
-                        "Choose another folder, or open the existing kernel.")
-            return None
-        except OSError as error:
-            self.report("error", f"Could not create {template.name}: {error.strerror}",
-                        "Is the folder writable?")
-            return None
-        self.settings.setValue("template_folder", str(folder))
-        self.report("info", f"Created {source.parent}")
-        opened = self.open_files([source])
-        return opened[0] if opened else None
+    def _set_title(self, name: str, modified: bool) -> None:
+        """The window's title: the current file's name, marked while it has unsaved changes."""
+        self.setWindowTitle(f"{name}[*] \u2014 {APP_TITLE}" if name else APP_TITLE)
+        self.setWindowModified(modified)
+
+    def show_dialog(self, name: str) -> QDialog:
+        """Help > Keyboard shortcuts ("shortcuts") or About ("about"), made once, brought up."""
+        if name not in self._dialogs:
+            self._dialogs[name] = ShortcutsDialog(shortcut_rows(), self) \
+                if name == "shortcuts" else AboutDialog(self)
+        dialog = self._dialogs[name]
+        dialog.show()
+        dialog.raise_()
+        return dialog
 
     def _editor_changed(self, editor: CudaEditor | None) -> None:
         """Follow the current tab: its spec in the panel, its last build and run in the
@@ -439,6 +443,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Ask about unsaved buffers; on a clean exit remove this session's recovery folder."""
+        self.workspace.save_session()  # before the tabs close: they open again next time
         if not self.tabs.close_all():
             event.ignore()
             return

@@ -21,6 +21,7 @@ class ScriptedPrompter(Prompter):
         self.save_path: str | None = None
         self.open_paths: list[str] = []
         self.recover = True
+        self.line: int | None = None
         self.asked: list[tuple[str, Any]] = []
 
     def ask_unsaved(self, title: str) -> str:
@@ -37,6 +38,11 @@ class ScriptedPrompter(Prompter):
         """The scripted files to open."""
         self.asked.append(("open", folder))
         return self.open_paths
+
+    def ask_line(self, current: int, last: int) -> int | None:
+        """The scripted line to go to."""
+        self.asked.append(("line", (current, last)))
+        return self.line
 
     def ask_recover(self, buffers: Any) -> bool:
         """The scripted answer to 'recover?'."""

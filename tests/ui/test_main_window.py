@@ -12,7 +12,10 @@ from ui.main_window import MainWindow
 
 EXPECTED_SHORTCUTS = {"save": "Ctrl+S", "build": "Ctrl+B", "verify": "F5", "bench": "Ctrl+F5",
                       "find": "Ctrl+F", "replace": "Ctrl+H", "comment": "Ctrl+/",
-                      "new": "Ctrl+N", "open": "Ctrl+O", "cancel": "Shift+F5"}
+                      "new": "Ctrl+N", "open": "Ctrl+O", "cancel": "Shift+F5",
+                      "undo": "Ctrl+Z", "redo": "Ctrl+Shift+Z", "cut": "Ctrl+X", "copy": "Ctrl+C",
+                      "paste": "Ctrl+V", "go_to_line": "Ctrl+G", "settings": "Ctrl+,",
+                      "shortcuts": "F1"}
 
 
 def test_actions_carry_the_documented_shortcuts(window: MainWindow) -> None:
@@ -20,7 +23,7 @@ def test_actions_carry_the_documented_shortcuts(window: MainWindow) -> None:
                  for name in EXPECTED_SHORTCUTS}
     assert shortcuts == EXPECTED_SHORTCUTS
     menus = [action.text() for action in window.menuBar().actions()]
-    assert menus == ["&File", "&Edit", "&Build", "&Run", "&View"]
+    assert menus == ["&File", "&Edit", "&Build", "&Run", "&View", "&Help"]
 
 
 def test_new_from_template_edit_and_save_with_ctrl_s(qtbot: Any, window: MainWindow,

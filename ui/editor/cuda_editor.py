@@ -158,6 +158,16 @@ class CudaEditor(ScintillaEdit):
     def apply_theme(self, theme: Theme) -> None:
         """Colour text, margins, markers and indicators from `theme`."""
         apply_theme_to_editor(self, theme, self.styles)
+        self.theme_size = int(theme.editor.get("font_size", 10))
+
+    def set_font_size(self, points: int) -> None:
+        """Show the text at `points` (a zoom over the theme's size, kept across themes)."""
+        self.setZoom(points - self.theme_size)
+        self._update_number_margin()
+
+    def font_size(self) -> int:
+        """The size the text is shown at, in points."""
+        return self.theme_size + int(self.zoom())
 
     # -- text and versions --------------------------------------------------------------------
 

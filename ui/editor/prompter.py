@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 from ui.editor.recovery import RecoveredBuffer
 
@@ -60,3 +60,9 @@ class Prompter:
         path = QFileDialog.getExistingDirectory(self.parent, "Folder for the new kernel",
                                                 str(suggestion))
         return path or None
+
+    def ask_line(self, current: int, last: int) -> int | None:
+        """A 1-based line to go to (Go to line), or None when the user cancels."""
+        line, ok = QInputDialog.getInt(self.parent, "Go to line", f"Line (1 to {last}):",
+                                       current, 1, max(last, 1))
+        return int(line) if ok else None

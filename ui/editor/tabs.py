@@ -52,6 +52,7 @@ class EditorTabs(QTabWidget):
     problem = Signal(str, str)
     documentSaved = Signal(object)
     currentEditorChanged = Signal(object)
+    titleChanged = Signal()  # a tab's name or modified mark changed
 
     def __init__(self, theme: Theme, recovery: RecoveryStore, prompter: Prompter,
                  parent: QWidget | None = None) -> None:
@@ -60,6 +61,7 @@ class EditorTabs(QTabWidget):
         self.theme = theme
         self.recovery = recovery
         self.prompter = prompter
+        self.font_size: int | None = None  # points for every editor (None: the theme's)
         self._documents: dict[CudaEditor, Document] = {}
         self._timers: dict[CudaEditor, QTimer] = {}
         self.setTabsClosable(True)
@@ -107,6 +109,8 @@ class EditorTabs(QTabWidget):
                    modified: bool = False) -> CudaEditor:
         """Open a tab with `text`; `modified` marks a buffer that is not on disk (recovered)."""
         editor = CudaEditor(self.theme, self)
+        if self.font_size:
+            editor.set_font_size(self.font_size)
         editor.set_text(text)
         document = Document(path, untitled_name)
         self._documents[editor] = document
@@ -116,7 +120,6 @@ class EditorTabs(QTabWidget):
         editor.textEdited.connect(timer.start)
         editor.savePointChanged.connect(lambda _: self._refresh_title(editor))
         index = self.addTab(editor, document.title)
-        self.setTabToolTip(index, str(path) if path else document.title)
         self._refresh_titles()
         self.setCurrentIndex(index)
         if modified:
@@ -260,7 +263,9 @@ class EditorTabs(QTabWidget):
             return
         mark = " \u25cf" if editor.is_modified() else ""
         self.setTabText(index, self.distinct_title(document) + mark)
-        self.setTabToolTip(index, str(document.path) if document.path else document.title)
+        self.setTabToolTip(index, str(document.path) if document.path
+                           else f"{document.title} (not saved yet)")
+        self.titleChanged.emit()
 
     def _refresh_titles(self) -> None:
         """Every tab's text (opening or closing one can make a name ambiguous or not)."""

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.editor.templates import Template, list_templates
+from ui.editor.templates import Template, list_templates, name_problem
 
 
 class TemplateGallery(QDialog):
@@ -39,6 +39,12 @@ class TemplateGallery(QDialog):
         self.description = QLabel()
         self.description.setWordWrap(True)
         self.folder_field = QLineEdit(str(default_folder))
+        self.name_field = QLineEdit()
+        self.name_field.setToolTip("Names the folder, the files, the __global__ function and "
+                                   "the spec's entry")
+        self.problem = QLabel()
+        self.problem.setStyleSheet("color: #e53935;")
+        self._named = False  # the user typed a name: keep it when another template is picked
         self._build()
         for template in self.templates:
             item = QListWidgetItem(template.name)
@@ -59,6 +65,10 @@ class TemplateGallery(QDialog):
         column.addWidget(self.preview, 1)
         splitter.addWidget(right)
         splitter.setSizes([200, 700])
+        name_row = QHBoxLayout()
+        name_row.addWidget(QLabel("Kernel name:"))
+        name_row.addWidget(self.name_field, 1)
+        self.name_field.textEdited.connect(self._name_edited)
         folder_row = QHBoxLayout()
         folder_row.addWidget(QLabel("Create in folder:"))
         folder_row.addWidget(self.folder_field, 1)
@@ -72,7 +82,9 @@ class TemplateGallery(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(splitter, 1)
+        layout.addLayout(name_row)
         layout.addLayout(folder_row)
+        layout.addWidget(self.problem)
         layout.addWidget(buttons)
 
     def _show(self, row: int) -> None:
@@ -81,6 +93,8 @@ class TemplateGallery(QDialog):
             return
         template = self.templates[row]
         self.description.setText(f"<b>{template.name}</b>: {template.description}")
+        if not self._named:
+            self.name_field.setText(template.name)
         try:
             self.preview.setPlainText(template.source.read_text(encoding="utf-8"))
         except OSError as error:
@@ -101,11 +115,29 @@ class TemplateGallery(QDialog):
                 return True
         return False
 
+    def _name_edited(self) -> None:
+        """The user named the kernel: say at once what is wrong with the name, if anything."""
+        self._named = True
+        self.problem.setText(name_problem(self.kernel_name()))
+
+    def kernel_name(self) -> str:
+        """The name the new kernel gets."""
+        return self.name_field.text().strip()
+
+    def accept(self) -> None:
+        """Create only with a usable name and no kernel of that name in the folder."""
+        problem = name_problem(self.kernel_name())
+        if not problem and (self.folder() / self.kernel_name()).exists():
+            problem = f"{self.folder() / self.kernel_name()} already exists: choose another name"
+        self.problem.setText(problem)
+        if not problem:
+            super().accept()
+
     def chosen(self) -> Template | None:
         """The selected template."""
         row = self.list.currentRow()
         return self.templates[row] if 0 <= row < len(self.templates) else None
 
     def folder(self) -> Path:
-        """The folder the new kernel goes in (a subfolder named after the template)."""
+        """The folder the new kernel goes in (a subfolder named after the kernel)."""
         return Path(self.folder_field.text()).expanduser()

@@ -95,6 +95,8 @@ class RunController(QObject):
         super().__init__(parent)
         self.backend = "auto"
         self.timeout = settings.TIME_LIMIT_S
+        self.arch: str | None = None  # None: this machine's GPU, else the compiler's default
+        self.extra_options: tuple[str, ...] = ()  # after the spec's own (Settings)
         self.job = JobProcess(self)
         self.job.progress.connect(self.progress)
         self.job.stateChanged.connect(self.workerState)
@@ -119,8 +121,8 @@ class RunController(QObject):
         block, shared = launch_shape(spec)
         folder = path.parent if path else Path.cwd()
         filename = path.name if path else untitled
-        request = CompileRequest(text, filename, str(folder),
-                                 options=tuple(spec.options) if spec else (),
+        options = (*(spec.options if spec else ()), *self.extra_options)
+        request = CompileRequest(text, filename, str(folder), arch=self.arch, options=options,
                                  block_size=block or None, dynamic_shared=shared)
         if not self._start(request):
             return False
@@ -130,7 +132,8 @@ class RunController(QObject):
     def verify(self, spec_path: Path, sanitize: str | None = None) -> bool:
         """Verify a spec file (and the kernel it names): the user's or a private copy's."""
         self.last_spec = spec_path
-        return self._start(VerifyRequest(str(spec_path), self.backend, sanitize, self.timeout))
+        return self._start(VerifyRequest(str(spec_path), self.backend, sanitize, self.timeout,
+                                         self.arch))
 
     def bench(self, spec_path: Path, options: BenchOptions | None = None) -> bool:
         """Time a saved spec's kernel; `options` set the budget, cold or hot timing, a sweep and

@@ -142,7 +142,10 @@ class SpecPanel(QWidget):
         self.args.setHorizontalHeaderLabels(["name", "kind", "dtype", "shape", "init / value"])
         self.args.horizontalHeader().setStretchLastSection(True)
         self.args.verticalHeader().setVisible(False)
-        self.args.setMinimumHeight(140)
+        # Room for the header and five or six arguments without scrolling (most have fewer).
+        rows = self.args.verticalHeader().defaultSectionSize()
+        self.args.setMinimumHeight(self.args.horizontalHeader().sizeHint().height() + 6 * rows
+                                   + 2 * self.args.frameWidth())
         row = QHBoxLayout()
         for text, slot in (("Add", self.add_arg), ("Remove", self._remove_arg),
                            ("Up", lambda: self._move_arg(-1)), ("Down", lambda: self._move_arg(1))):

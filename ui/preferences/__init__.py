@@ -1,0 +1,1 @@
+"""The GUI's settings: declared once (table.py), edited in one dialog (dialog.py)."""
