@@ -172,6 +172,10 @@ class MainWindow(QMainWindow):
         for name in ("spec", "compile"):
             docks[name].raise_()
         self.resizeDocks([docks["spec"]], [460], Qt.Orientation.Horizontal)
+        # The right-hand panes (spec, assembly, assistant) take the full height: the spec's
+        # arguments and a proposal's diff need it more than the bottom panes need the width.
+        self.setCorner(Qt.Corner.TopRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         # At 1400x900 the Results pane shows six runs and the editor about thirty lines.
         self.resizeDocks([docks["compile"]], [300], Qt.Orientation.Vertical)
         docks["charts"].visibilityChanged.connect(

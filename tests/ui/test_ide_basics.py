@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from gui_support import ScriptedPrompter
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMenu, QWidget
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMenu, QScrollArea, QWidget
 
 from app import __version__
 from app.spec import load_spec
@@ -224,7 +224,10 @@ def test_at_1400_by_900_the_panes_have_room(qtbot: Any, window: MainWindow,
     args = window.spec_panel.args
     assert args.rowCount() == 4
     last = args.visualRect(args.model().index(3, 0))
-    assert last.bottom() <= args.viewport().height()  # the fourth argument is not cut
+    assert last.bottom() <= args.viewport().height()  # the fourth argument is not cut...
+    scroll = window.spec_panel.findChild(QScrollArea).viewport()
+    bottom = args.viewport().mapTo(scroll, last.bottomLeft()).y()
+    assert 0 < bottom <= scroll.height()  # ...nor hidden below the spec pane's fold
     runs = window.results_pane.runs
     assert runs.viewport().height() >= 6 * runs.verticalHeader().defaultSectionSize()
     assert window.tabs.height() >= 450  # about thirty lines of code

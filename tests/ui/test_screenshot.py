@@ -76,3 +76,22 @@ def test_completion_popup_is_drawn_on_a_real_x_server(xvfb_display: str, kernel_
     image = QImage(str(shot))
     inside = image.copy(x, y, width, height)
     assert width > 40 and height > 10 and distinct_colours(inside, step=2) > 3
+
+
+def test_the_readme_pictures_are_taken_of_the_real_window(xvfb_display: str,
+                                                          private_data: Path,
+                                                          tmp_path: Path) -> None:
+    out = tmp_path / "docs"
+    env = {**os.environ, "DISPLAY": xvfb_display, "QT_QPA_PLATFORM": "xcb",
+           "KERNEL_STUDIO_DATA": str(private_data), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("readme_shots.py")),
+                           str(out)], cwd=Path(__file__).parent, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = ["gui-assistant-diff.png", "gui-diagnostics.png", "gui-sass.png",
+             "gui-verify-failure.png"]
+    assert sorted(p.name for p in out.iterdir()) == names
+    for name in names:
+        image = QImage(str(out / name))
+        assert (image.width(), image.height()) == (1400, 900)
+        assert distinct_colours(image) > 50

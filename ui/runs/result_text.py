@@ -61,7 +61,7 @@ def finding_text(finding: Finding) -> str:
     words = PLAIN_WORDS.get(finding.kind)
     if words:
         lines.append(f"    ({words})")
-    if finding.count:
+    if finding.count and finding.total:  # guard zones count bytes, of no total
         lines.append(f"    {finding.count} of {finding.total} elements are wrong")
     for index, want, got in zip(finding.first_indices, finding.expected, finding.actual,
                                 strict=False):

@@ -78,6 +78,7 @@ class SpecPanel(QWidget):
         self.seeds = QSpinBox(minimum=1, maximum=1000)
         self.args = QTableWidget(0, 5)
         self.problems = QListWidget()
+        self.problems_label = QLabel("Problems:")
         self.status = QLabel("No spec. Open a kernel that has a .toml spec beside it.")
         self.status.setWordWrap(True)
         self.save_button = QPushButton("Save spec")
@@ -119,7 +120,7 @@ class SpecPanel(QWidget):
         outer.setContentsMargins(2, 2, 2, 2)
         outer.addWidget(self.status)
         outer.addWidget(scroll, 1)
-        outer.addWidget(QLabel("Problems:"))
+        outer.addWidget(self.problems_label)
         self.problems.setMaximumHeight(110)
         outer.addWidget(self.problems)
         outer.addLayout(buttons)
@@ -293,6 +294,9 @@ class SpecPanel(QWidget):
         self._spec = outcome if isinstance(outcome, Spec) else None
         self.problems.clear()
         self.problems.addItems([str(p) for p in problems])
+        # Only a spec with problems gives the list room; a valid one leaves it to the form.
+        self.problems.setVisible(bool(problems))
+        self.problems_label.setVisible(bool(problems))
         self._outline({field_for(p) for p in problems})
         self._show_status()
         self.validityChanged.emit(not problems)
