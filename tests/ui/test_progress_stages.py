@@ -15,7 +15,10 @@ from typing import Any
 import pytest
 from gui_support import selftest_kernel
 
+from app import offline
 from app.assist.answer import Answer
+from app.assist.convert import default_model_folder
+from app.assist.session import PREFILL_CHUNK, ModelSession
 from ui.main_window import MainWindow
 
 
@@ -122,3 +125,24 @@ def test_an_answer_shows_loading_reading_the_prompt_in_tokens_and_answering(
     qtbot.waitUntil(lambda: pane.send_button.isEnabled() and not pane.stages.running,
                     timeout=10000)
     assert pane.stages.names() == ["Waiting for the model", "Reading the prompt", "Answering"]
+
+
+@pytest.mark.skipif(not (default_model_folder() / "manifest.json").exists(),
+                    reason="the default model is not prepared (make model)")
+def test_the_real_model_reports_reading_the_prompt_in_tokens() -> None:
+    offline.enforce()
+    seen: list[tuple[str, float]] = []
+    session = ModelSession(default_model_folder(), device="cpu", threads=1,
+                           progress=lambda text, fraction: seen.append((text, fraction)))
+    prompt = [{"role": "user", "content": "Explain:\n" + "y[i] = a * x[i] + y[i];\n" * 80}]
+    try:
+        answer = session.generate(prompt, max_new_tokens=2)
+    finally:
+        session.unload()
+    reading = [(text, fraction) for text, fraction in seen if text.startswith("reading")]
+    total = answer.prompt_tokens
+    assert total > 2 * PREFILL_CHUNK
+    assert reading[0] == (f"reading the prompt: 0 of {total} tokens", 0.0)
+    assert reading[1][0] == f"reading the prompt: {PREFILL_CHUNK} of {total} tokens"
+    assert [f for _, f in reading] == sorted(f for _, f in reading)
+    assert seen.index(reading[0]) > next(i for i, (t, _) in enumerate(seen) if t == "ready")
