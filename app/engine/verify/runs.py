@@ -315,13 +315,16 @@ def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder
     except ReferenceError as error:
         return Verdict(Status.REFERENCE_ERROR, str(error))
     try:
-        progress("starting the worker", 0.0)
+        progress("starting the worker" + (" (the first time, the CPU emulation runtime is "
+                                          "built too: a few seconds)"
+                                          if handle.backend == "cpu" else ""), 0.0)
         try:
             worker = handle.ensure(readable=spec.base_dir)  # a sandbox's view is fixed at start
         except WorkerFault as fault:
             return Verdict(Status.UNVERIFIED, str(fault), backend=handle.backend)
         device = HelloReply.from_message(worker.info).device
         # A case this machine cannot hold is refused before anything is compiled or run.
+        progress("compiling the kernel", 0.02)
         prepared = memory.refusal(spec, resolved, device, folder, guard) or \
             _prepare(spec, options, handle.backend, device, folder)
         if isinstance(prepared, Verdict):
@@ -359,6 +362,9 @@ def _run_all(ctx: RunContext, resolved: list[Resolved],
     seeds = ctx.options.seed_list(ctx.spec)
     total = len(resolved) * len(seeds)
     runs: list[RunResult] = []
+    progress("loading the kernel into the worker" + (" (the CPU backend builds it on first use)"
+                                                     if ctx.handle.backend == "cpu" else ""),
+             0.05)
     for index, case in enumerate(resolved):
         for number, seed in enumerate(seeds):
             progress(f"case {index + 1}/{len(resolved)}, seed {number + 1}/{len(seeds)}",
