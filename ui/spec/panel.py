@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.spec.checker import CHECK_DELAY_MS, SpecChecker, headline, summary_lines
+
 # app.spec, app.dtypes and the form helpers import numpy: they load with the first spec, not
 # at start-up (the window must be on screen fast); here only for annotations.
 if TYPE_CHECKING:
@@ -87,6 +89,15 @@ class SpecPanel(QWidget):
         self._loading = False
         self._timer = QTimer(self, singleShot=True, interval=VALIDATE_MS)
         self._timer.timeout.connect(self.validate_now)
+        self.check_label = QLabel("")
+        self.check_label.setWordWrap(True)
+        self.check_list = QListWidget()
+        self.checker = SpecChecker(self)
+        self.checker.checked.connect(self._show_check)
+        self.checker.failed.connect(lambda message: self.check_label.setText(
+            f"Spec check: could not run ({message})"))
+        self._check_timer = QTimer(self, singleShot=True, interval=CHECK_DELAY_MS)
+        self._check_timer.timeout.connect(self.check_strength)
         self._build()
         self.setEnabled(False)
 
@@ -123,6 +134,10 @@ class SpecPanel(QWidget):
         outer.addWidget(self.problems_label)
         self.problems.setMaximumHeight(110)
         outer.addWidget(self.problems)
+        outer.addWidget(self.check_label)
+        self.check_list.setMaximumHeight(110)
+        self.check_list.setVisible(False)
+        outer.addWidget(self.check_list)
         outer.addLayout(buttons)
         self._connect_changes()
 
@@ -300,7 +315,34 @@ class SpecPanel(QWidget):
         self._outline({field_for(p) for p in problems})
         self._show_status()
         self.validityChanged.emit(not problems)
+        if problems:
+            self.checker.stop()
+            self._check_timer.stop()
+        else:
+            self._check_timer.start()
         return problems
+
+    def check_strength(self) -> None:
+        """Run spec-check on the spec as the form has it (a private copy when unsaved)."""
+        if self.path is None or self._spec is None:
+            return
+        target = self.path
+        if self._modified:
+            spec = self._spec
+            target = self.checker.private_copy(self.path, [spec.reference_path,
+                                                           spec.source_path])
+            if not self.write_copy(target):
+                return
+        self.check_label.setText("Spec check: checking\u2026")
+        self.checker.check(target)
+
+    def _show_check(self, report: dict[str, Any]) -> None:
+        """Show spec-check's answer: a headline, then what would pass and the warnings."""
+        lines = summary_lines(report)
+        self.check_label.setText(headline(report))
+        self.check_list.clear()
+        self.check_list.addItems(lines)
+        self.check_list.setVisible(bool(lines))
 
     def _outline(self, fields: set[str]) -> None:
         """Red outline on fields with problems, none on the others."""
