@@ -454,6 +454,7 @@ class MainWindow(QMainWindow):
         self.runner.shutdown()
         self.assistant_commands.shutdown()
         self.compare_commands.shutdown()
+        self.spec_panel.checker.close()
         self.save_layout()
         self.recovery.close()
         event.accept()

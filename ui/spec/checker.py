@@ -83,7 +83,10 @@ class SpecChecker(QObject):
         if process is not self._process:
             return
         self._process = None
-        output = bytes(process.readAllStandardOutput().data()).decode("utf-8", "replace")
+        try:
+            output = bytes(process.readAllStandardOutput().data()).decode("utf-8", "replace")
+        except RuntimeError:  # the pane is being destroyed with the window
+            return
         try:
             report = json.loads(output)
         except json.JSONDecodeError:
@@ -97,6 +100,7 @@ class SpecChecker(QObject):
         """Kill the running check, if any."""
         process, self._process = self._process, None
         if process is not None and process.state() != QProcess.ProcessState.NotRunning:
+            process.finished.disconnect()
             process.kill()
             process.waitForFinished(1000)
 
