@@ -192,42 +192,43 @@ class _Rows:
 
 class SeededSampler:
     """A logits processor that samples each row with its own generator (temperature and
-    top-p), then leaves only the drawn token possible. Rows at temperature 0 stay greedy."""
+    top-p), then leaves only the drawn token possible. Rows at temperature 0 stay greedy.
+    The arithmetic is done on the whole batch at once; only the draws are per row."""
 
     def __init__(self, options: list[GenerationOptions], device: Any) -> None:
-        """One generator per sampled row, seeded from that row's options."""
+        """One generator per row, seeded from that row's options."""
         import torch
 
         self.options = options
+        self.rows = [i for i, o in enumerate(options) if o.temperature > 0]
         self.generators: list[Any] = []
         for option in options:
             generator = torch.Generator(device=device)
             generator.manual_seed(option.seed if option.seed is not None else 0)
             self.generators.append(generator)
+        self.temperatures = torch.tensor([max(o.temperature, 1e-6) for o in options],
+                                         device=device).unsqueeze(1)
+        self.top_p = torch.tensor([o.top_p for o in options], device=device).unsqueeze(1)
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
-        """The scores with every row's drawn token the only possible one."""
+        """The scores with every sampled row's drawn token the only possible one."""
+        import torch
+
+        if not self.rows:
+            return scores
+        probs = torch.softmax(scores.float() / self.temperatures, dim=-1)
+        ordered, order = torch.sort(probs, dim=-1, descending=True)
+        # Keep the smallest prefix of tokens whose mass reaches top_p (always the first).
+        keep = torch.cumsum(ordered, dim=-1) - ordered < self.top_p
+        keep[:, 0] = True
+        ordered = torch.where(keep, ordered, torch.zeros_like(ordered))
         out = scores.clone()
-        for row, option in enumerate(self.options):
-            if option.temperature <= 0:
-                continue
-            token = self._draw(scores[row].float(), option, self.generators[row])
+        for row in self.rows:
+            choice = torch.multinomial(ordered[row], 1, generator=self.generators[row])
+            token = order[row, choice]
             out[row].fill_(-float("inf"))
             out[row, token] = 0.0
         return out
-
-    @staticmethod
-    def _draw(logits: Any, option: GenerationOptions, generator: Any) -> int:
-        """One token from softmax(logits / T), restricted to the top-p mass."""
-        import torch
-
-        probs = torch.softmax(logits / option.temperature, dim=-1)
-        ordered, order = torch.sort(probs, descending=True)
-        keep = torch.cumsum(ordered, dim=-1) - ordered < option.top_p
-        keep[0] = True
-        ordered = torch.where(keep, ordered, torch.zeros_like(ordered))
-        choice = torch.multinomial(ordered / ordered.sum(), 1, generator=generator)
-        return int(order[choice].item())
 
 
 @dataclass(frozen=True)

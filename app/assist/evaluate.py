@@ -269,14 +269,19 @@ class Evaluation:
                                      settings.max_new_tokens)
         options = VerifyOptions(backend=settings.backend, timeout=settings.timeout)
         with VerifyPool(options, settings.workers, self.stop) as pool:
-            RefineLoop(self.model, pool, loop_settings, self.stop, self._announce).run(
-                self.chains)
+            RefineLoop(self.model, pool, loop_settings, self.stop, self._announce,
+                       on_batch=self._batch_done).run(self.chains)
 
     def _announce(self, chain: Chain, attempt: Any) -> None:
         """One line per attempt."""
         done = sum(1 for c in self.chains if c.finished)
         self.progress(f"[{done}/{len(self.chains)} chains] {attempt.task} {attempt.arm} "
                       f"chain {attempt.chain} round {attempt.round}: {attempt.status}")
+
+    def _batch_done(self, size: int, seconds: float, prompt: int, answer: int) -> None:
+        """One line per batch the model answered."""
+        self.progress(f"the model wrote {size} answer(s) in {seconds:.1f} s (prompts up to "
+                      f"{prompt} tokens, answers up to {answer})")
 
     def _lifts(self, outcomes: dict[str, list[TaskOutcome]]) -> list[Lift]:
         """The lift of the second arm over the first, when there are two."""

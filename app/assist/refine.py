@@ -45,6 +45,7 @@ from app.spec import Spec
 
 # A round's seed moves this far from the last, so rounds of a chain never share a stream.
 ROUND_SEED_STEP = 7919
+MAX_GATHER_S = 120.0
 # Failures whose verdict the model can act on; anything else ends the chain.
 REFINABLE = FAILING - {Status.SANITIZER}
 
@@ -107,13 +108,18 @@ class LoopSettings:
     rounds: int = 3
     batch: int = 1
     max_new_tokens: int = 512
-    # How long the model waits for more chains to fill a batch while candidates are verified.
-    gather_s: float = 2.0
+    # How long the model waits for more chains to fill a batch while candidates are verified;
+    # None: as long as the last batch took to generate (a batch costs about the same whatever
+    # its size, so waiting that long for a fuller one keeps both the model and the verifiers
+    # busy).
+    gather_s: float | None = None
     stop_on_first_pass: bool = False
     verify: bool = True
 
 
 OnAttempt = Callable[[Chain, Attempt], None]
+# (answers in the batch, seconds, longest prompt in tokens, longest answer in tokens)
+OnBatch = Callable[[int, float, int, int], None]
 
 
 def _action(chain: Chain) -> str:
@@ -169,8 +175,9 @@ class RefineLoop:
 
     def __init__(self, model: Generator, pool: VerifyPool | None, settings: LoopSettings,
                  stop: threading.Event | None = None, on_attempt: OnAttempt | None = None,
-                 on_token: OnRowToken | None = None) -> None:
+                 on_token: OnRowToken | None = None, on_batch: OnBatch | None = None) -> None:
         """Nothing runs until run()."""
+        self.on_batch = on_batch
         self.model = model
         self.pool = pool
         self.settings = settings
@@ -178,8 +185,10 @@ class RefineLoop:
         self.on_attempt = on_attempt
         self.on_token = on_token
         self._results: queue.Queue[tuple[Chain, Attempt, Future[Verdict]]] = queue.Queue()
+        self._futures: list[Future[Verdict]] = []
         self._in_flight = 0
         self.generate_s = 0.0
+        self._last_batch_s = 0.0
 
     def run(self, chains: list[Chain]) -> None:
         """Every chain to its end (or until Stop); attempts land in the run folder."""
@@ -191,13 +200,19 @@ class RefineLoop:
                 continue
             full = len(ready) >= self.settings.batch or not self._in_flight
             waited_since = waited_since or time.perf_counter()
-            if full or time.perf_counter() - waited_since >= self.settings.gather_s:
+            if full or time.perf_counter() - waited_since >= self._gather_s():
                 batch = [ready.popleft() for _ in range(min(self.settings.batch, len(ready)))]
                 waited_since = None
                 self._generate(batch, ready)
             else:
                 self._drain(ready, block=True, timeout=0.1)
         self._finish_in_flight()
+
+    def _gather_s(self) -> float:
+        """How long to wait for a fuller batch."""
+        if self.settings.gather_s is not None:
+            return self.settings.gather_s
+        return min(self._last_batch_s, MAX_GATHER_S)
 
     def _drain(self, ready: deque[Chain], block: bool, timeout: float = 0.2) -> None:
         """Take every verdict that came back (waiting up to `timeout` for one when asked)."""
@@ -227,6 +242,11 @@ class RefineLoop:
                                     _options(chain, round_number), self.settings.max_new_tokens))
         result = self.model.generate_batch(requests, self.stop, self.on_token)
         self.generate_s += result.seconds
+        self._last_batch_s = result.seconds
+        if self.on_batch:
+            self.on_batch(len(batch), result.seconds,
+                          max((a.prompt_tokens for a in result.answers), default=0),
+                          max((a.new_tokens for a in result.answers), default=0))
         for chain, prompt, request, answer in zip(batch, prompts, requests, result.answers,
                                                   strict=True):
             self._attempt(chain, prompt, request, answer, len(batch), ready)
@@ -265,6 +285,7 @@ class RefineLoop:
             return self._conclude(chain, attempt, NOT_VERIFIED, "written; verification was not "
                                   "asked for", ready)
         future = self.pool.submit(spec_path, chain.job.trusted)
+        self._futures = [f for f in self._futures if not f.done()] + [future]
         self._in_flight += 1
         future.add_done_callback(lambda f: self._results.put((chain, attempt, f)))
         return None
@@ -272,10 +293,13 @@ class RefineLoop:
     def _settle(self, chain: Chain, attempt: Attempt, future: Future[Verdict],
                 ready: deque[Chain]) -> None:
         """Record a verdict and decide whether the chain goes on."""
-        try:
-            verdict = future.result()
-        except Exception as error:  # noqa: BLE001 - a verifier bug must not end the whole run
-            verdict = Verdict(Status.UNVERIFIED, f"verification failed: {error}")
+        if future.cancelled():
+            verdict = Verdict(Status.CANCELLED, "stopped before it was verified")
+        else:
+            try:
+                verdict = future.result()
+            except Exception as error:  # noqa: BLE001 - a verifier bug must not end the run
+                verdict = Verdict(Status.UNVERIFIED, f"verification failed: {error}")
         attempt.verify_s = verdict.seconds
         if verdict.status == Status.COMPILE_ERROR:
             attempt.feedback = diagnostics_feedback(verdict.diagnostics, _source(attempt))
