@@ -7,25 +7,11 @@ import os
 import time
 
 import pytest
+from heavy_templates import RUNAWAY
 
 from app.compile import MAX_SOURCE_BYTES, OptionError, check_options, compile_file, compile_source
 
 KERNEL = 'extern "C" __global__ void k(float* a) { a[threadIdx.x] *= 2.0f; }\n'
-
-# Distinct instantiations grow as N**3 (no memoisation helps): N=30 takes seconds and ~600 MB
-# here; it never hits the compiler's recursion limit. Kept as text so no test runs it whole.
-RUNAWAY = """template <int A, int B, int C> struct T {
-    static constexpr unsigned v = (T<A-1,B,C>::v + T<A,B-1,C>::v + T<A,B,C-1>::v) % 1000u; };
-template <int B, int C> struct T<0,B,C> { static constexpr unsigned v = 1; };
-template <int A, int C> struct T<A,0,C> { static constexpr unsigned v = 1; };
-template <int A, int B> struct T<A,B,0> { static constexpr unsigned v = 1; };
-template <int C> struct T<0,0,C> { static constexpr unsigned v = 1; };
-template <int B> struct T<0,B,0> { static constexpr unsigned v = 1; };
-template <int A> struct T<A,0,0> { static constexpr unsigned v = 1; };
-template <> struct T<0,0,0> { static constexpr unsigned v = 1; };
-extern "C" __global__ void k(unsigned* a) { a[0] = T<N,N,N>::v; }
-"""
-
 
 @pytest.mark.parametrize(("option", "reason"), [
     ("-ccbin=/usr/bin/gcc", "runs or configures host tools"),

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from heavy_templates import RUNAWAY
 
 from app import system
 from app.compile import compile_source
@@ -35,17 +36,7 @@ extern "C" __global__ void k(float* a) {
     R4096(R16(a[threadIdx.x] = a[threadIdx.x] * 1.0001f + 0.5f;))
 }
 """
-HUNGRY_TEMPLATE = """template <int A, int B, int C> struct T {
-    static constexpr unsigned v = (T<A-1,B,C>::v + T<A,B-1,C>::v + T<A,B,C-1>::v) % 1000u; };
-template <int B, int C> struct T<0,B,C> { static constexpr unsigned v = 1; };
-template <int A, int C> struct T<A,0,C> { static constexpr unsigned v = 1; };
-template <int A, int B> struct T<A,B,0> { static constexpr unsigned v = 1; };
-template <int C> struct T<0,0,C> { static constexpr unsigned v = 1; };
-template <int B> struct T<0,B,0> { static constexpr unsigned v = 1; };
-template <int A> struct T<A,0,0> { static constexpr unsigned v = 1; };
-template <> struct T<0,0,0> { static constexpr unsigned v = 1; };
-extern "C" __global__ void k(unsigned* a) { a[0] = T<30,30,30>::v; }
-"""
+HUNGRY_TEMPLATE = RUNAWAY.replace("T<N,N,N>", "T<30,30,30>")
 needs_nvcc = pytest.mark.skipif(system.find_tool("nvcc") is None, reason="needs nvcc")
 needs_cxx = pytest.mark.skipif(toolchain.find_toolchain() is None, reason="needs g++")
 
