@@ -57,7 +57,11 @@ $(STAMPS)/app: pyproject.toml $(STAMPS)/system | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".$(if $(EXTRAS),[$(EXTRAS)])"
 	@mkdir -p $(STAMPS) && touch $@
 
-$(STAMPS)/dev: $(STAMPS)/app
+$(STAMPS)/testsystem: $(STAMPS)/system
+	bash packaging/install-system-deps.sh --test
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/dev: $(STAMPS)/app $(STAMPS)/testsystem
 	$(BIN)/python -m pip install -q -e ".[dev$(if $(EXTRAS),$(comma)$(EXTRAS))]"
 	@touch $@
 

@@ -7,6 +7,8 @@ packages=(libxcb-cursor0 libxkbcommon0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-i
   libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1
   libegl1 libgl1 libopengl0 libfontconfig1 libdbus-1-3 libglib2.0-0 fonts-dejavu-core xvfb xauth
   bubblewrap)
+# `--test`: also what only the tests need (headless Chromium renders the HTML reports).
+[ "${1:-}" = "--test" ] && packages+=(chromium)
 command -v dpkg >/dev/null 2>&1 || { echo "not a Debian-like system: install Qt's xcb, EGL and font libraries yourself"; exit 0; }
 missing=()
 for p in "${packages[@]}"; do
