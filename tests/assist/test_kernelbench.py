@@ -1,0 +1,194 @@
+"""`kernel-studio import kernelbench`: problem files written here in KernelBench's format (a torch
+Model with forward, get_inputs, get_init_inputs) become tasks whose specs and references agree
+with PyTorch (a kernel written for each passes the real verifier on the CPU backend, the
+reference running the Model in verify's sandbox); problems that do not map are refused with the
+reason; a problem file is never run at import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from app.assist.kernelbench import Refused
+from app.assist.kernelbench_task import import_problem, read_problem
+from app.assist.tasks import load_task
+from app.engine.verify.runs import VerifyOptions
+from app.engine.verify.verifier import verify_file
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADER = "import torch\nimport torch.nn as nn\n\n"
+
+SCALE_CLAMP = HEADER + textwrap.dedent('''
+    class Model(nn.Module):
+        """Scales its input, then clamps it to [-1, 1]."""
+        def __init__(self, scale: float):
+            super().__init__()
+            self.scale = scale
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            """The scaled, clamped tensor."""
+            return torch.clamp(x * self.scale, min=-1.0, max=1.0)
+
+    rows = 512
+    cols = 2048 * 3
+
+    def get_inputs():
+        x = torch.randn(rows, cols)
+        return [x]
+
+    def get_init_inputs():
+        return [0.75]
+''')
+SCALE_CLAMP_KERNEL = '''extern "C" __global__ void kb_scale_clamp(const float* __restrict__ x,
+                                         float* __restrict__ out, int rows, int cols)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < rows * cols) {
+        out[i] = fminf(fmaxf(x[i] * 0.75f, -1.0f), 1.0f);
+    }
+}
+'''
+MEAN_LAST = HEADER + textwrap.dedent('''
+    class Model(nn.Module):
+        """Mean over one dimension."""
+        def __init__(self, dim: int):
+            super().__init__()
+            self.dim = dim
+
+        def forward(self, x):
+            return torch.mean(x, dim=self.dim)
+
+    batch = 16
+    rows = 256
+    cols = 4095
+    which = -1
+
+    def get_inputs():
+        return [torch.rand(batch, rows, cols)]
+
+    def get_init_inputs():
+        return [which]
+''')
+MEAN_LAST_KERNEL = '''extern "C" __global__ void kb_mean_last(const float* __restrict__ x,
+                                       float* __restrict__ out, int batch, int rows, int cols)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < batch * rows) {
+        float s = 0.0f;
+        for (int c = 0; c < cols; ++c) {
+            s += x[(size_t)r * cols + c];
+        }
+        out[r] = s / cols;
+    }
+}
+'''
+MATMUL_BT = HEADER + textwrap.dedent('''
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+
+        def forward(self, A, B):
+            return torch.matmul(A, B.T)
+
+    M = 1024
+    K = 4096
+    N = 2048
+
+    def get_inputs():
+        A = torch.rand(M, K)
+        B = torch.rand(N, K)
+        return [A, B]
+
+    def get_init_inputs():
+        return []
+''')
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    """A problem file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.py"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(("name", "problem", "kernel"), [
+    ("scale_clamp", SCALE_CLAMP, SCALE_CLAMP_KERNEL),
+    ("mean_last", MEAN_LAST, MEAN_LAST_KERNEL)])
+def test_a_mapped_problem_judges_a_right_kernel_as_pytorch_does(
+        tmp_path: Path, name: str, problem: str, kernel: str) -> None:
+    spec_path = import_problem(_write(tmp_path / "level1", name, problem), tmp_path / "tasks")
+    task = load_task(spec_path)
+    assert task.level == 1 and "kernelbench" in task.tags
+    assert (spec_path.parent / "problem.py").read_text() == problem
+    spec = task.spec()
+    assert all(0 < v <= 257 for case in spec.cases for v in case.values() if v != -1)
+    (spec_path.parent / f"kb_{name}.cu").write_text(kernel)
+    verdict = verify_file(spec_path, VerifyOptions(backend="cpu"))
+    assert verdict.passed, verdict.describe()
+    wrong = kernel.replace("0.75f", "0.7f").replace("s / cols", "s / (cols + 1)")
+    (spec_path.parent / f"kb_{name}.cu").write_text(wrong)
+    assert verify_file(spec_path, VerifyOptions(backend="cpu")).status == "mismatch"
+
+
+def test_shapes_are_read_from_the_expression(tmp_path: Path) -> None:
+    mean = read_problem(_write(tmp_path, "mean_last", MEAN_LAST))
+    assert mean.output_shape == ("batch", "rows") and mean.exact
+    assert mean.sizes == {"batch": 16, "rows": 256, "cols": 4095}
+    product = read_problem(_write(tmp_path, "matmul_bt", MATMUL_BT))
+    assert product.output_shape == ("M", "N") and product.exact
+    clamp = read_problem(_write(tmp_path, "scale_clamp", SCALE_CLAMP))
+    assert "0.75" in clamp.returned and "self" not in clamp.returned
+    argmax = MEAN_LAST.replace("torch.mean(x, dim=self.dim)", "torch.argmax(x, dim=self.dim)")
+    assert read_problem(_write(tmp_path, "argmax", argmax)).output_dtype == "int64"
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (("self.scale = scale", "self.linear = nn.Linear(4, 4)"), "learned weights"),
+    (("return torch.clamp(x * self.scale, min=-1.0, max=1.0)",
+      "y = x * self.scale\n        return y"), "more than return one expression"),
+    (("return torch.clamp(x * self.scale, min=-1.0, max=1.0)",
+      "return torch.fft.fft(x)"), "fft"),
+    (("return torch.clamp(x * self.scale, min=-1.0, max=1.0)", "return x, x"),
+     "cannot tell the shape"),
+    (("x = torch.randn(rows, cols)", "x = torch.ones(rows, cols)"), "torch.rand"),
+    (("class Model(nn.Module):", "class Net(nn.Module):"), "no class Model"),
+    (("def get_inputs():", "def get_inputs(:"), "not Python"),
+])
+def test_what_does_not_map_is_refused_with_the_reason(tmp_path: Path, change: tuple[str, str],
+                                                       reason: str) -> None:
+    text = SCALE_CLAMP.replace(*change)
+    assert text != SCALE_CLAMP
+    with pytest.raises(Refused, match=reason):
+        read_problem(_write(tmp_path, "problem", text))
+
+
+def test_level_2_problems_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="level-2 problem"):
+        read_problem(_write(tmp_path / "level2", "fused", SCALE_CLAMP))
+
+
+def test_a_problem_is_never_run_at_import(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    hostile = SCALE_CLAMP.replace("rows = 512", f"rows = 512\nopen({str(marker)!r}, 'w')\n"
+                                  f"import os\nos.system('touch {marker}')")
+    done = subprocess.run([sys.executable, "-m", "app", "import", "kernelbench",
+                           str(_write(tmp_path, "hostile", hostile)), "--out",
+                           str(tmp_path / "tasks")], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()
+    assert "imported hostile.py as the task" in done.stdout
+
+
+def test_the_command_refuses_with_exit_2_and_the_reason(tmp_path: Path) -> None:
+    text = SCALE_CLAMP.replace("self.scale = scale", "self.conv = nn.Conv2d(3, 3, 3)")
+    done = subprocess.run([sys.executable, "-m", "app", "import", "kernelbench",
+                           str(_write(tmp_path, "conv", text)), "--out", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 2
+    assert "not imported: the Model has learned weights (nn.Conv2d(...)" in done.stderr
