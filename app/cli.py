@@ -19,6 +19,8 @@ from app import __version__, offline
 from app import commands as commands_package
 from app.review.record import record_command
 
+# Modules whose command is named otherwise (`import` is a Python keyword, so no module's name).
+RENAMED = {"import_kernelbench": "import"}
 # Help lists commands in this order; commands not named here follow alphabetically.
 ORDER = ["gui", "doctor", "compile", "verify", "spec-check", "bench", "compare", "ask", "propose",
          "bundle", "review", "audit"]
@@ -30,7 +32,7 @@ AUDITED = ("verify", "bench")
 def _command_modules() -> dict[str, ModuleType]:
     """Every module in app.commands, keyed by its subcommand name (spec_check.py: spec-check)."""
     names = [info.name for info in pkgutil.iter_modules(commands_package.__path__)]
-    commands = {name.replace("_", "-"): name for name in names}
+    commands = {RENAMED.get(name, name.replace("_", "-")): name for name in names}
     ordered = sorted(commands, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
     return {command: importlib.import_module(f"app.commands.{commands[command]}")
             for command in ordered}
