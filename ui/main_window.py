@@ -6,6 +6,7 @@ in app/ through the run controller's job process.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -125,6 +126,7 @@ class MainWindow(QMainWindow):
             set_backend=self.set_backend, set_title=self._set_title, report=self.report,
             parent=self)
         self._dialogs: dict[str, QDialog] = {}  # Help's windows, made on first use
+        self._stale_watched: weakref.WeakSet[CudaEditor] = weakref.WeakSet()
         self._build_central()
         self.docks = self._build_docks()
         self.actions_by_name = install_actions(self, self._command_slots(), Choices(
@@ -372,6 +374,9 @@ class MainWindow(QMainWindow):
         for signal, slot in ((editor.cursorMoved, self.status.set_position),
                              (editor.cursorLineChanged, self.runs.source_line_selected)):
             signal.connect(slot, Qt.ConnectionType.UniqueConnection)
+        if editor not in self._stale_watched:  # a lambda cannot be a unique connection
+            self._stale_watched.add(editor)
+            editor.textEdited.connect(lambda e=editor: self.runs.text_edited(e))
         position = int(editor.currentPos())
         self.status.set_position(int(editor.lineFromPosition(position)) + 1,
                                  int(editor.column(position)) + 1)

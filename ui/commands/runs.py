@@ -48,6 +48,7 @@ class TabResults:
 
     build: tuple[BuildSnapshot, dict[str, Any]] | None = None
     outcome: Verdict | BenchReport | tuple[str, str] | str | None = None  # or failure, running
+    version: int | None = None  # the buffer's version when the run started
 
 
 class RunCommands(QObject):
@@ -68,6 +69,7 @@ class RunCommands(QObject):
         self.compile_pane, self.results_pane = compile_pane, results_pane
         self.assembly_view = assembly_view
         self.charts, self.report, self.show_pane = charts, report, show_pane
+        self._charts_made = False  # the charts pane is made with the first timing result
         self.dialog_parent = parent
         self.assembly_buffer = ""  # the buffer whose build the PTX / SASS pane shows
         self.results: dict[str, TabResults] = {}  # by buffer id
@@ -259,6 +261,7 @@ class RunCommands(QObject):
             self.results_pane.show_bench(report)
         # A refusal to time (no GPU) is told in the Results pane; the charts say it too.
         self.show_pane("charts" if report.status == Status.TIMED else "results")
+        self._charts_made = True
         shown = feed_charts(self.charts(), report)
         self.report("info" if report.status == Status.TIMED else "error",
                     f"Timing: {report.status} \u2014 {report.message}", f"Charts: {shown}",
@@ -289,8 +292,10 @@ class RunCommands(QObject):
         """A verification or timing started from the active tab."""
         editor = self.tabs.current()
         self.run_buffer = self.tabs.document(editor).buffer_id if editor is not None else ""
-        self._state(self.run_buffer).outcome = what
+        state = self._state(self.run_buffer)
+        state.outcome, state.version = what, editor.version if editor is not None else None
         self.results_pane.show_running(what)
+        self.results_pane.mark_stale(False)
         self.show_pane("results")
 
     def follow(self, editor: CudaEditor | None) -> str:
@@ -308,7 +313,33 @@ class RunCommands(QObject):
                                               "(Ctrl+B).")
             self.assembly_view.show_assembly("", {}, document.title)
             self.assembly_buffer = ""
+        self.results_pane.mark_stale(self._stale(editor, kept))
+        self._follow_charts(kept.outcome, document.title)
         return self._follow_outcome(kept.outcome, document.title)
+
+    def _follow_charts(self, outcome: object, title: str) -> None:
+        """The charts show the active tab's last timing, or say it has none."""
+        if not self._charts_made:
+            return
+        if outcome is not None and hasattr(outcome, "samples_chart"):  # a BenchReport
+            from ui.charts.bench_data import feed_charts  # numpy: loaded with the first report
+
+            feed_charts(self.charts(), outcome)  # type: ignore[arg-type]
+            return
+        self.charts().show_fed(set(), f"No timing for {title} yet: time it with Ctrl+F5.")
+
+    @staticmethod
+    def _stale(editor: CudaEditor, kept: TabResults) -> bool:
+        """Whether the buffer's text changed since its last finished run started."""
+        finished = kept.outcome is not None and not isinstance(kept.outcome, str | tuple)
+        return finished and kept.version is not None and editor.version != kept.version
+
+    def text_edited(self, editor: CudaEditor) -> None:
+        """An edit in a tab: the active tab's results are marked stale once they no longer
+        describe its text."""
+        if editor is self.tabs.current():
+            kept = self.results.get(self.tabs.document(editor).buffer_id, TabResults())
+            self.results_pane.mark_stale(self._stale(editor, kept))
 
     def _follow_outcome(self, outcome: Verdict | BenchReport | tuple[str, str] | str | None,
                         title: str) -> str:

@@ -51,6 +51,7 @@ TIMING_STYLE = "color: #d18b00;"
 BADGE_STYLE = ("QLabel {{ border-radius: 4px; padding: 3px 10px; color: white; "
                "font-weight: bold; background: {}; }}")
 
+STALE_STYLE = "color: #e65100; font-style: italic;"
 
 def badge_colour(status: str) -> str:
     """Green for passed, amber for undecided, red for any failure."""
@@ -66,6 +67,11 @@ class ResultsPane(QWidget):
         self.badge = QLabel("NOT RUN")
         self.message = QLabel("Verify with F5, time with Ctrl+F5.")
         self.message.setWordWrap(True)
+        self.stale = QLabel("The text changed since this run: these results are for the text "
+                            "as it was. Verify again (F5) to check it.")
+        self.stale.setWordWrap(True)
+        self.stale.setStyleSheet(STALE_STYLE)
+        self.stale.setVisible(False)
         self.stages = StageList(job_stage, HINTS)
         self.timing = QLabel()
         self.timing.setWordWrap(True)
@@ -96,6 +102,7 @@ class ResultsPane(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.message)
+        layout.addWidget(self.stale)
         layout.addWidget(self.stages)
         layout.addWidget(self.timing)
         layout.addWidget(splitter, 1)
@@ -104,6 +111,10 @@ class ResultsPane(QWidget):
         """Show the badge in a colour."""
         self.badge.setText(text.upper().replace("_", " "))
         self.badge.setStyleSheet(BADGE_STYLE.format(colour))
+
+    def mark_stale(self, stale: bool) -> None:
+        """Say whether the buffer changed since the results shown were obtained."""
+        self.stale.setVisible(stale)
 
     def show_running(self, what: str) -> None:
         """Say a run is under way."""
