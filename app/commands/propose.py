@@ -13,9 +13,7 @@ import time
 from pathlib import Path
 
 from app.assist.attempts import Attempt
-from app.assist.budget import TokenCounter
 from app.assist.errors import AssistError
-from app.assist.examples import choose_examples, library, record_verified, render_examples
 from app.assist.frontend import (
     StderrProgress,
     add_model_arguments,
@@ -23,21 +21,17 @@ from app.assist.frontend import (
     positive,
     report_error,
 )
-from app.assist.refine import Chain, Job, LoopSettings, RefineLoop, undecided
-from app.assist.session import GenerationOptions
-from app.assist.tasks import HeldOut, TaskError, description_of, load_suite
-from app.assist.verifypool import VerifyPool, vouch_for
+from app.assist.proposing import ProposeSettings, propose_kernels
+from app.assist.refine import Chain, undecided
+from app.assist.tasks import TaskError
 from app.commands.ask import stop_on_interrupt
-from app.engine.verify.runs import VerifyOptions
-from app.spec import Spec, SpecError, load_spec
+from app.spec import SpecError
 
 HELP = ("the local model proposes kernels for a spec in K chains of up to R rounds, each round "
         "told why the last failed (exit 0 when one passed, 1 none passed, 3 none could be "
         "verified)")
 MAX_CANDIDATES = 50
 MAX_ROUNDS = 20
-# Chain 1 is greedy (the model's single best guess); the others sample at this temperature.
-SAMPLING_TEMPERATURE = 0.8
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -92,27 +86,6 @@ def table(attempts: list[Attempt]) -> str:
     return "\n".join(rows)
 
 
-def _job(spec: Spec, description: str, args: argparse.Namespace, heldout: HeldOut,
-         counter: TokenCounter) -> Job:
-    """The job: the spec, the description, skills and examples as the flags say."""
-    examples, names = "", tuple[str, ...]()
-    if not args.no_examples:
-        chosen = choose_examples(library(), spec, description, heldout, counter)
-        examples, names = render_examples(chosen), tuple(e.name for e in chosen)
-    return Job(spec.entry, spec, description, "", not args.no_skills, examples, names,
-               vouch_for(spec))
-
-
-def _chains(job: Job, count: int) -> list[Chain]:
-    """Chain 1 greedy, the others sampled, each with its own seed."""
-    chains = []
-    for index in range(count):
-        options = GenerationOptions() if index == 0 else GenerationOptions(
-            temperature=SAMPLING_TEMPERATURE, seed=index)
-        chains.append(Chain(job, index, index, options))
-    return chains
-
-
 def _announce(chain: Chain, attempt: Attempt) -> None:
     """One line on stderr as each attempt is decided."""
     print(f"chain {attempt.chain} round {attempt.round}: {attempt.status}", file=sys.stderr)
@@ -120,42 +93,26 @@ def _announce(chain: Chain, attempt: Attempt) -> None:
 
 def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Event) -> int:
     """Load, run the chains, print."""
-    spec = load_spec(args.spec)
-    description = args.description or description_of(args.spec)
     model = batch_model_from_args(args, progress)
-    heldout = load_suite().heldout()
-    job = _job(spec, description, args, heldout, model)
-    out = args.out or args.spec.parent / "proposals" / time.strftime("%Y%m%d-%H%M%S")
     on_gpu = model.load().device == "cuda"
     progress.done()
-    settings = LoopSettings(out, 1 if args.no_verify else args.rounds,
-                            args.batch or (args.candidates if on_gpu else 1),
-                            args.max_new_tokens, stop_on_first_pass=True,
-                            verify=not args.no_verify)
-    chains = _chains(job, args.candidates)
-    with VerifyPool(VerifyOptions(backend=args.backend), 1, stop) as pool, \
-            stop_on_interrupt(stop):
-        RefineLoop(model, pool, settings, stop, None if args.json else _announce).run(chains)
-    attempts = [a for c in chains for a in c.attempts]
-    return _finish(args, attempts, description, heldout, out)
-
-
-def _finish(args: argparse.Namespace, attempts: list[Attempt], description: str,
-            heldout: HeldOut, out: Path) -> int:
-    """Keep a passing kernel as a future example; print; the exit code."""
-    passed = next((a for a in attempts if a.passed), None)
-    kept = None
-    if passed is not None:
-        kept = record_verified(Path(passed.folder) / args.spec.name, description, heldout)
+    out = args.out or args.spec.parent / "proposals" / time.strftime("%Y%m%d-%H%M%S")
+    settings = ProposeSettings(args.candidates, args.rounds, args.max_new_tokens,
+                               not args.no_skills, not args.no_examples, not args.no_verify,
+                               args.backend, args.batch or (args.candidates if on_gpu else 1))
+    with stop_on_interrupt(stop):
+        made = propose_kernels(model, args.spec, args.description, out, settings, stop,
+                               None if args.json else _announce)
     if args.json:
-        print(json.dumps({"attempts": [a.as_dict() for a in attempts], "run_dir": str(out),
-                          "passed": passed.folder if passed else None,
-                          "kept_as_example": str(kept) if kept else None}, indent=2))
+        print(json.dumps({"attempts": [a.as_dict() for a in made.attempts],
+                          "run_dir": str(out),
+                          "passed": made.passed.folder if made.passed else None,
+                          "kept_as_example": str(made.kept) if made.kept else None}, indent=2))
     else:
-        print(table(attempts))
-        if passed is not None:
-            print(f"passed: {passed.source_path}")
-    return exit_code(attempts, not args.no_verify)
+        print(table(made.attempts))
+        if made.passed is not None:
+            print(f"passed: {made.passed.source_path}")
+    return exit_code(made.attempts, not args.no_verify)
 
 
 def run(args: argparse.Namespace) -> int:

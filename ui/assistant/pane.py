@@ -19,25 +19,39 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from ui.assistant.answer_view import AnswerView
+from ui.assistant.attempts import AttemptsView
 from ui.assistant.diff_view import DiffView
 from ui.assistant.model_stages import HINTS, READY, model_stage
 from ui.stages import StageList
 
-ACTIONS = (("ask", "Ask"), ("propose", "Propose a kernel"), ("explain", "Explain the kernel"),
+ACTIONS = (("ask", "Ask"), ("propose", "Propose a kernel"),
+           ("propose_rounds", "Propose, verify and refine"), ("explain", "Explain the kernel"),
            ("fix_compile", "Fix compile errors"), ("fix_verify", "Fix a failed verification"),
            ("optimize", "Optimize"))
 PLACEHOLDERS = {
     "ask": "Ask about the kernel in the current tab\u2026",
     "propose": "Describe the kernel you want; the spec in the Spec pane goes with it\u2026",
+    "propose_rounds": "Describe the kernel (default: the spec's task description); every "
+                      "attempt is verified and told why it failed\u2026",
 }
 DEFAULT_PLACEHOLDER = "Anything to add (optional)\u2026"
 WARNING_STYLE = "color: #d18b00;"
+
+
+def _spin(low: int, high: int, value: int, tip: str) -> QSpinBox:
+    """A small number box."""
+    box = QSpinBox()
+    box.setRange(low, high)
+    box.setValue(value)
+    box.setToolTip(tip)
+    return box
 
 
 def action_title(name: str) -> str:
@@ -52,6 +66,7 @@ class AssistantPane(QWidget):
     stopRequested = Signal()
     applyRequested = Signal()
     discardRequested = Signal()
+    evalRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         """Idle until a question is sent."""
@@ -85,6 +100,15 @@ class AssistantPane(QWidget):
                                        "comes back when you press it again)")
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.proposal = QGroupBox("Proposed change (against the buffer)")
+        self.chains_box = _spin(1, 8, 1, "Independent chains (K)")
+        self.rounds_box = _spin(1, 10, 3, "Attempts per chain (R), each told why the last "
+                                          "failed")
+        self.loop_row = QWidget()
+        self.attempts = AttemptsView()
+        self.attempts_box = QGroupBox("Attempts (each verified)")
+        self.eval_button = QPushButton("Eval results\u2026")
+        self.eval_button.setToolTip("Evaluations of the model on the task suite "
+                                    "(kernel-studio eval), from the local results store")
         self._build()
         self._action_changed()
         self.set_running(False)
@@ -110,12 +134,15 @@ class AssistantPane(QWidget):
         splitter.addWidget(self.proposal)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 3)  # a proposal's diff gets most of the room
+        self._build_loop_row()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(row)
+        layout.addWidget(self.loop_row)
         layout.addWidget(self.question)
         layout.addWidget(self.budget)
         layout.addWidget(splitter, 1)
+        layout.addWidget(self.attempts_box, 1)  # shown by Propose, verify and refine
         layout.addWidget(self.stages)
         layout.addWidget(self.status)
         self.send_button.clicked.connect(self._send)
@@ -124,11 +151,34 @@ class AssistantPane(QWidget):
         self.discard_button.clicked.connect(self.discardRequested)
         self.enlarge_button.toggled.connect(self.enlarge_diff)
         self.action_box.currentIndexChanged.connect(self._action_changed)
+        self.eval_button.clicked.connect(self.evalRequested)
+
+    def _build_loop_row(self) -> None:
+        """Chains and rounds of Propose and refine, the attempts box, the Eval button."""
+        row = QHBoxLayout(self.loop_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        for text, box in (("Chains", self.chains_box), ("Rounds", self.rounds_box)):
+            row.addWidget(QLabel(text))
+            row.addWidget(box)
+        row.addStretch(1)
+        row.addWidget(self.eval_button)
+        column = QVBoxLayout(self.attempts_box)
+        column.setContentsMargins(2, 2, 2, 2)
+        column.addWidget(self.attempts)
+        self.attempts_box.setVisible(False)
 
     def _action_changed(self) -> None:
-        """Say what the text box is for with this action."""
+        """Say what the text box is for with this action; chains and rounds for the loop."""
         action = str(self.action_box.currentData())
         self.question.setPlaceholderText(PLACEHOLDERS.get(action, DEFAULT_PLACEHOLDER))
+        for box in (self.chains_box, self.rounds_box):
+            box.setEnabled(action == "propose_rounds")
+
+    def show_attempts(self) -> None:
+        """A new Propose-and-refine run: the attempts box, empty, and running."""
+        self.attempts.clear()
+        self.attempts.set_running(True)
+        self.attempts_box.setVisible(True)
 
     def _send(self) -> None:
         """Ask for the chosen action with the typed question (or description)."""
@@ -139,9 +189,10 @@ class AssistantPane(QWidget):
         self.action_box.setCurrentIndex(max(0, self.action_box.findData(name)))
 
     def set_running(self, running: bool) -> None:
-        """Send while idle, Stop while an answer streams."""
+        """Send while idle, Stop while an answer streams (or the loop runs)."""
         self.send_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
+        self.attempts.set_running(running)
 
     def begin(self, title: str) -> None:
         """Clear the answer and any earlier proposal for a new question."""

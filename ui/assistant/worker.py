@@ -13,17 +13,20 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from ui.assistant.refine_job import run_refine
+
 MAX_NEW_TOKENS = 512
 READING = "reading the prompt: {} tokens"
 SessionFactory = Callable[[Callable[[str, float], None]], Any]
 
 
 def default_session(progress: Callable[[str, float], None]) -> Any:
-    """The default local model (checked and loaded on first use)."""
+    """The default local model (checked and loaded on first use); it answers single questions
+    and the batches of Propose and refine alike."""
     # The model stack loads with the first question on this thread, never at startup.
-    from app.assist.session import ModelSession
+    from app.assist.batch import BatchModel
 
-    return ModelSession(progress=progress)
+    return BatchModel(progress=progress)
 
 
 class AssistantWorker(QObject):
@@ -34,6 +37,7 @@ class AssistantWorker(QObject):
     prompted = Signal(object)
     finished = Signal(object)
     failed = Signal(str)
+    attempt = Signal(object)
 
     def __init__(self, factory: SessionFactory) -> None:
         """Keep the factory; the session is made on the first request, on this thread."""
@@ -71,10 +75,26 @@ class AssistantWorker(QObject):
         self.finished.emit(info)
 
 
+    @Slot(object)
+    def refine(self, request: dict[str, Any]) -> None:
+        """Propose and refine kernels for a spec file (ui.assistant.refine_job says how);
+        every attempt is emitted as the verifier judges it; Stop ends the whole loop."""
+        try:
+            if self._session is None:
+                self._session = self.factory(self.progress.emit)
+            info = run_refine(self._session, request, self.stop_event, self.attempt.emit,
+                              self.token.emit)
+        except Exception as error:  # noqa: BLE001 - every failure reaches the pane as words
+            self.failed.emit(f"{type(error).__name__}: {error}" if not str(error) else str(error))
+            return
+        self.finished.emit(info)
+
+
 class AssistantRunner(QObject):
     """Owns the assistant thread and its worker; created on the first question."""
 
     request = Signal(str, object, int)
+    refine_request = Signal(object)
 
     def __init__(self, factory: SessionFactory | None = None,
                  parent: QObject | None = None) -> None:
@@ -85,6 +105,7 @@ class AssistantRunner(QObject):
         self.worker = AssistantWorker(factory or default_session)
         self.worker.moveToThread(self.assistant_thread)
         self.request.connect(self.worker.generate)
+        self.refine_request.connect(self.worker.refine)
         self.assistant_thread.finished.connect(self.worker.deleteLater)
         self.assistant_thread.start()
         self.busy = False
@@ -99,6 +120,15 @@ class AssistantRunner(QObject):
         self.busy = True
         self.worker.stop_event.clear()
         self.request.emit(action, dict(context), max_new_tokens)
+        return True
+
+    def refine(self, request: dict[str, Any]) -> bool:
+        """Queue a Propose-and-refine run for the worker; False while one is running."""
+        if self.busy:
+            return False
+        self.busy = True
+        self.worker.stop_event.clear()
+        self.refine_request.emit(dict(request))
         return True
 
     def stop(self) -> None:

@@ -7,6 +7,7 @@ user then asks, through the same worker and verifier as any kernel.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from ui.assistant.pane import AssistantPane, action_title
 from ui.assistant.worker import AssistantRunner, SessionFactory
 from ui.commands.assistant_context import ContextSources
 from ui.editor.cuda_editor import CudaEditor
+from ui.eval.view import EvalDialog
 from ui.message_log import Reporter
 
 NEW_BUFFER_TITLE = "proposed.cu"
@@ -48,13 +50,22 @@ class AssistantCommands(QObject):
         self.runner: AssistantRunner | None = None
         self.proposal: Proposal | None = None
         self._target: str | None = None  # the buffer current when the question was sent
+        self.eval_dialog: EvalDialog | None = None
 
     def wire(self) -> None:
         """Route the pane's requests here."""
         self.pane.askRequested.connect(self.ask)
-        self.pane.stopRequested.connect(lambda: self.runner.stop() if self.runner else None)
+        self.pane.stopRequested.connect(self.stop)
         self.pane.applyRequested.connect(self.apply)
         self.pane.discardRequested.connect(self.discard)
+        self.pane.attempts.stopRequested.connect(self.stop)
+        self.pane.attempts.applyRequested.connect(self.apply_attempt)
+        self.pane.evalRequested.connect(self.show_eval)
+
+    def stop(self) -> None:
+        """Stop the answer being written, or the whole Propose-and-refine loop."""
+        if self.runner is not None:
+            self.runner.stop()
 
     def _start_runner(self) -> AssistantRunner:
         """The model's thread and worker, connected to the pane."""
@@ -65,11 +76,14 @@ class AssistantCommands(QObject):
         worker.prompted.connect(pane.show_prompt)
         worker.finished.connect(self.answered)
         worker.failed.connect(pane.fail)
+        worker.attempt.connect(pane.attempts.add_attempt)
         return runner
 
     def ask(self, action: str, question: str) -> bool:
         """Send a snapshot of the kernel and the question (for propose: the description)."""
         self.runner = self.runner or self._start_runner()
+        if action == "propose_rounds":
+            return self.refine(question)
         context = self.sources.gather(question)
         if action == "propose" and "question" in context:
             context["description"] = context.pop("question")
@@ -82,14 +96,64 @@ class AssistantCommands(QObject):
         self.show_pane("assistant")
         return True
 
+    def refine(self, description: str) -> bool:
+        """Propose, verify and refine kernels for the spec file of the Spec pane: K chains of
+        up to R rounds, every attempt listed as the verifier judges it."""
+        spec = self.sources.spec_panel.path
+        if spec is None or not spec.is_file():
+            self.report("error", "Propose, verify and refine needs a spec file",
+                        "Open or save the kernel's spec (the Spec pane), then ask again.")
+            return False
+        request = {"spec": str(spec), "description": description.strip(),
+                   "chains": self.pane.chains_box.value(), "rounds": self.pane.rounds_box.value(),
+                   "run_dir": str(spec.parent / "proposals" / time.strftime("%Y%m%d-%H%M%S"))}
+        assert self.runner is not None
+        if not self.runner.refine(request):
+            return False
+        editor = self.tabs.current()
+        self._target = self.tabs.document(editor).buffer_id if editor else None
+        self.proposal = None
+        self.pane.begin(action_title("propose_rounds"))
+        self.pane.show_attempts()
+        self.show_pane("assistant")
+        return True
+
+    def apply_attempt(self, code: str) -> bool:
+        """Apply one attempt's kernel to the buffer the run was started from (one undo step)."""
+        self.propose(code, self._target)
+        return self.apply()
+
+    def show_eval(self) -> None:
+        """The evaluations in the local results store, in a window of their own (made once,
+        a child of the main window, read again each time it is shown)."""
+        if self.eval_dialog is None:
+            self.eval_dialog = EvalDialog(self.pane.window())
+        else:
+            self.eval_dialog.view.refresh()
+        self.eval_dialog.show()
+        self.eval_dialog.raise_()
+
     # -- proposals ----------------------------------------------------------------------------
 
     def answered(self, info: dict[str, Any]) -> None:
         """Show how the answer ended; code in it becomes a proposal, shown as a diff."""
         self.pane.finish(info)
+        if info.get("action") == "propose_rounds":
+            self._refined(info)
         code = info.get("code")
         if isinstance(code, str) and code.strip():
             self.propose(code, self._target, bool(info.get("code_complete", True)))
+
+    def _refined(self, info: dict[str, Any]) -> None:
+        """Say how a Propose-and-refine run ended and where its attempts are."""
+        passed = info.get("passed")
+        where = f"every attempt is in {info.get('run_dir')}"
+        if passed:
+            self.pane.status.setText(f"A kernel passed verification (chain {passed['chain']}, "
+                                     f"round {passed['round']}); {where}.")
+        else:
+            ended = "Stopped" if info.get("finish_reason") == "stopped" else "No kernel passed"
+            self.pane.status.setText(f"{ended} after {info.get('attempts')} attempts; {where}.")
 
     def _editor(self, buffer_id: str | None) -> CudaEditor | None:
         """The open editor of a buffer, if it is still open."""
