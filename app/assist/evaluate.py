@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from app.assist.attempts import NO_CODE
+from app.assist.errors import GenerationFailed
 from app.assist.examples import Example, choose_examples, library, render_examples
 from app.assist.metrics import Lift, TaskOutcome, lift, summarize
 from app.assist.refine import Chain, Generator, Job, LoopSettings, RefineLoop, undecided
@@ -253,11 +254,14 @@ class Evaluation:
         self.chains = _chains(self.settings, jobs)
         try:
             self._loop()
+        except GenerationFailed as error:  # what was decided before stays measured
+            self.stop.set()
+            result.notes.append(f"the model failed, so the run ended early: {error.message}")
         finally:
             result.stopped = self.stop.is_set()
             result.outcomes = _outcomes(self.settings, self.chains)
             result.lifts = self._lifts(result.outcomes)
-            result.notes = notes_for(self.chains)
+            result.notes = notes_for(self.chains) + result.notes
             result.broken += broken_at_run(self.chains)
             result.seconds = time.perf_counter() - started
         return result

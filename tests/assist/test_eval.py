@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from app.assist import report, store
+from app.assist.errors import GenerationFailed
 from app.assist.evaluate import EvalSettings, Evaluation, arms_for, chain_seed
 from app.assist.metrics import TaskOutcome, bootstrap_interval, lift, pass_at_k, summarize
 from app.assist.tasks import TASKS_DIR, TaskError, load_suite, load_task
@@ -200,3 +201,21 @@ def test_eval_on_the_cpu_with_the_real_model_and_verifier(default_folder: Path,
     (stored,), _ = store.load_results(tmp_path / "data" / "eval" / "results.jsonl")
     assert stored["id"] == result["id"]
     assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+class FailingModel(ScriptedModel):
+    """Answers once, then fails as a model out of memory does."""
+
+    def generate_batch(self, requests, stop=None, on_token=None):  # type: ignore[no-untyped-def]
+        """The second call raises."""
+        if self.calls:
+            raise GenerationFailed("the model failed while generating a batch of 1: out of "
+                                   "memory", "try a smaller --batch")
+        return super().generate_batch(requests, stop, on_token)
+
+
+def test_a_model_that_fails_midway_ends_the_run_with_what_was_decided(tmp_path: Path) -> None:
+    result = Evaluation(FailingModel(learner), _settings(tmp_path, ["add_f32"], k=1)).run()
+    assert result.stopped
+    assert any("the model failed, so the run ended early" in n for n in result.notes)
+    assert len(list((tmp_path / "run").rglob("attempt.json"))) == 1
