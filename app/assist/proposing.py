@@ -57,7 +57,7 @@ def make_job(spec: Spec, description: str, settings: ProposeSettings, heldout: H
         chosen = choose_examples(library(), spec, description, heldout, counter)
         examples, names = render_examples(chosen), tuple(e.name for e in chosen)
     return Job(spec.entry, spec, description, "", settings.skills, examples, names,
-               vouch_for(spec))
+               vouch_for(spec, settings.backend))
 
 
 def make_chains(job: Job, count: int) -> list[Chain]:

@@ -8,9 +8,11 @@ source for the same architecture is then a cache hit.
 
 Every candidate goes through the normal verify path (app.engine.verify.verifier.verify_file),
 so the sandbox and the trust rule of that path apply to model-written kernels as to any other.
-Where no sandbox can be had, the trust rule would refuse a freshly written folder: the folder is
-written by Kernel Studio from the user's spec and reference, so it is vouched for exactly when
-the user's own spec may run (`vouch_for`); otherwise its verdict is "unverified".
+Where no sandbox can be had, the trust rule refuses a freshly written folder, and rightly: the
+kernel is code of unknown intent. It is vouched for (`vouch_for`) only where its host code can
+never run and the rest is the user's own: on a GPU (device code makes no system calls; NVRTC
+compiles no host code) with the user's trusted spec and reference. On the CPU backend without a
+sandbox its verdict is "unverified".
 """
 
 from __future__ import annotations
@@ -27,16 +29,18 @@ from app.compile import compile_file
 from app.engine.verify.results import Status, Verdict
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
+from app.engine.worker import backends
 from app.spec import Spec, SpecError, load_spec
 
 
-def vouch_for(original: Spec) -> bool | None:
+def vouch_for(original: Spec, backend: str) -> bool | None:
     """VerifyOptions.trusted for candidates written from `original`: None (the trust rule
-    decides; with a sandbox everything runs inside it), or True when no sandbox can be had and
-    the user's spec itself may run (its content is trusted)."""
+    decides; with a sandbox everything runs inside it), or True when no sandbox can be had, the
+    candidates run on a GPU (their host code never runs) and the user's spec is trusted."""
     if sandbox.available()[0]:
         return None
-    return True if trust.is_trusted(original) else None
+    on_gpu = backends.choose(backend)[0] == "pycuda"
+    return True if on_gpu and trust.is_trusted(original) else None
 
 
 def default_workers(on_gpu: bool) -> int:
