@@ -18,7 +18,6 @@ from app.inits import InitError, parse_init
 from app.spec_limits import MAX_NESTING, TOO_DEEP, brief, nesting, sensible
 
 
-
 class ArgKind(StrEnum):
     """What a kernel parameter is: a buffer read, written, or both, or a value."""
 
