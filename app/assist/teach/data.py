@@ -1,0 +1,194 @@
+"""Building a training set (`kernel-studio teach data`): every example is a kernel that passed
+verification on a spec that passed spec-check, none shows a held-out task, and each carries the
+SHA-256 of its files. Examples are appended one whole line at a time (and synced), so a run that
+is cancelled, or stops on a full disk, leaves every line before it complete and nothing else."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.assist.examples import TEMPLATES_DIR
+from app.assist.teach.candidate import Candidate
+from app.assist.teach.guard import Guard
+from app.engine.verify.results import Status
+from app.engine.verify.runs import Engine, VerifyOptions
+from app.engine.verify.speccheck import Strength, check_spec
+from app.engine.verify.verifier import verify
+from app.fsutil import atomic_write_text
+from app.spec import SpecError, load_spec
+
+DATA_NAME = "train.jsonl"
+SUMMARY_NAME = "summary.json"
+# Give up when this many candidates per wanted example have not given enough.
+TRIES_PER_EXAMPLE = 4
+
+Say = Callable[[str], None]
+
+
+class DataError(Exception):
+    """The training set could not be written (a full disk, say); what was written stays whole."""
+
+
+@dataclass
+class Summary:
+    """What a run wrote and what it left out, and why."""
+
+    written: int = 0
+    families: Counter[str] = field(default_factory=Counter)
+    failed_verify: int = 0
+    weak_spec: int = 0
+    refused_heldout: int = 0
+    refusals: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary as JSON-ready data."""
+        return {"written": self.written, "families": dict(self.families),
+                "dropped_failed_verification": self.failed_verify,
+                "dropped_weak_spec": self.weak_spec, "refused_heldout": self.refused_heldout,
+                "refusals": self.refusals, "cancelled": self.cancelled,
+                "seconds": round(self.seconds, 1)}
+
+
+def sha256_text(text: str) -> str:
+    """The SHA-256 of a file's text as written (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _leading_comment(text: str) -> str:
+    """The comment lines at the top of a spec (templates describe themselves there)."""
+    lines = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line.lstrip("#").strip())
+    return " ".join(line for line in lines if line)
+
+
+def template_candidates(folder: Path = TEMPLATES_DIR) -> Iterator[Candidate]:
+    """The shipped templates as candidates (their leading comment says what they compute)."""
+    for spec_path in sorted(folder.glob("*/*.toml")):
+        try:
+            spec = load_spec(spec_path)
+            text = spec_path.read_text("utf-8")
+            kernel = spec.source_path.read_text("utf-8")
+            reference = spec.reference_path.read_text("utf-8")
+        except (SpecError, OSError, UnicodeDecodeError):
+            continue
+        yield Candidate("template", 0, spec.entry, _leading_comment(text), kernel, reference,
+                        [], (), (), [], extra={"spec_text": text, "spec_path": spec_path})
+
+
+def record(candidate: Candidate) -> dict[str, Any]:
+    """The JSON line of an example that passed."""
+    spec_text = str(candidate.extra.get("spec_text", "")) or candidate.spec_text()
+    files = {"spec": spec_text, "kernel": candidate.kernel, "reference": candidate.reference}
+    return {"family": candidate.family, "level": candidate.level, "entry": candidate.entry,
+            "description": candidate.description, **files,
+            "sha256": {name: sha256_text(text) for name, text in files.items()}}
+
+
+def append_line(path: Path, data: dict[str, Any]) -> None:
+    """Append one JSON line and sync it; on failure cut the file back to where it was."""
+    line = (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            if os.write(fd, line) != len(line):
+                raise OSError("short write")
+            os.fsync(fd)
+        except OSError as error:
+            os.ftruncate(fd, size)
+            raise DataError(f"could not write {path}: {error}; the {path.name} lines before "
+                            "this one are whole; free some space and run again") from error
+    finally:
+        os.close(fd)
+
+
+def _spec_path(candidate: Candidate, work: Path) -> Path:
+    """Where the candidate's spec lies: the template's own file, or a fresh folder in work."""
+    path = candidate.extra.get("spec_path")
+    return path if isinstance(path, Path) else candidate.write(work / candidate.entry)
+
+
+@dataclass
+class Builder:
+    """Judges candidates and appends the ones that pass."""
+
+    out: Path
+    guard: Guard
+    engine: Engine
+    backend: str = "cpu"
+    summary: Summary = field(default_factory=Summary)
+
+    def judge(self, candidate: Candidate, work: Path) -> str:
+        """'' when the candidate may enter, else why not (and counts it)."""
+        why = self.guard.refuse(candidate.entry, candidate.description, candidate.kernel)
+        if why:
+            self.summary.refused_heldout += 1
+            self.summary.refusals.append(f"{candidate.entry}: {why}")
+            return why
+        spec = load_spec(_spec_path(candidate, work))
+        verdict = verify(spec, VerifyOptions(backend=self.backend, trusted=True), self.engine)
+        if verdict.status != Status.PASSED:
+            self.summary.failed_verify += 1
+            return f"verification: {verdict.status}: {verdict.message.splitlines()[0][:120]}"
+        if check_spec(spec, vouched=True).status != Strength.STRONG:
+            self.summary.weak_spec += 1
+            return "spec-check: the spec is weak"
+        return ""
+
+    def take(self, candidate: Candidate, work: Path) -> str:
+        """Judge one candidate and write it when it passes; the verdict in words."""
+        why = self.judge(candidate, work)
+        if not why:
+            append_line(self.out / DATA_NAME, record(candidate))
+            self.summary.written += 1
+            self.summary.families[candidate.family] += 1
+        return why or "passed"
+
+
+def build(out: Path, wanted: int, sources: Iterable[Candidate], guard: Guard,
+          say: Say = print, backend: str = "cpu") -> Summary:
+    """Append up to `wanted` passing examples from sources to out/train.jsonl; the summary (also
+    written to out/summary.json, on Ctrl+C too)."""
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="teach-", dir=out))
+    started = time.monotonic()
+    with Engine() as engine:
+        builder = Builder(out, guard, engine, backend)
+        try:
+            _loop(builder, wanted, sources, work, say, started)
+        except KeyboardInterrupt:
+            builder.summary.cancelled = True
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+            builder.summary.seconds = time.monotonic() - started
+            atomic_write_text(out / SUMMARY_NAME,
+                              json.dumps(builder.summary.as_dict(), indent=1) + "\n")
+    return builder.summary
+
+
+def _loop(builder: Builder, wanted: int, sources: Iterable[Candidate], work: Path, say: Say,
+          started: float) -> None:
+    """Take candidates until enough passed or too many were tried."""
+    for tried, candidate in enumerate(sources, start=1):
+        if builder.summary.written >= wanted or tried > wanted * TRIES_PER_EXAMPLE:
+            break
+        verdict = builder.take(candidate, work)
+        done = builder.summary.written
+        rate = (time.monotonic() - started) / max(done, 1)
+        say(f"[{done}/{wanted}] {candidate.family} {candidate.entry}: {verdict}; "
+            f"about {rate * (wanted - done):.0f} s left")

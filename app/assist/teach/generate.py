@@ -1,0 +1,37 @@
+"""The generator of training examples: candidates across the level-1 and level-2 families, in
+turn, with names, dtypes, shapes and launch shapes drawn from a seeded generator (the same seed
+gives the same candidates). Nothing here is trusted: every candidate goes through spec-check and
+verification before it may enter a training set (app.assist.teach.data)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+
+from app.assist.teach import maps, reduce
+from app.assist.teach.candidate import Candidate
+
+Family = Callable[[random.Random, str], Candidate]
+FAMILIES: dict[str, Family] = {
+    "elementwise": maps.elementwise,
+    "activation": maps.activation,
+    "cast": maps.cast,
+    "broadcast": maps.broadcast,
+    "row_reduction": reduce.row_reduce,
+    "reduction": reduce.whole_reduce,
+    "softmax": reduce.softmax,
+    "norm": reduce.rms_norm,
+    "transpose": reduce.transpose,
+}
+
+
+def candidates(seed: int, families: list[str] | None = None) -> Iterator[Candidate]:
+    """Endless candidates, one family after another; each entry name ends in a counter so that
+    no two candidates of one run share a name."""
+    rng = random.Random(seed)
+    chosen = [FAMILIES[name] for name in (families or list(FAMILIES))]
+    number = 0
+    while True:
+        for family in chosen:
+            number += 1
+            yield family(rng, f"g{seed}_{number}")

@@ -1,0 +1,86 @@
+"""`kernel-studio teach data`: build a training set for the local model only from kernels that
+pass verification on specs that pass spec-check (the templates, then a generator of level-1 and
+level-2 kernels), with held-out tasks and near copies of them refused. Exit 0 written, 2 bad
+usage, 3 nothing could be written, 130 cancelled (what was written is kept, whole)."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from pathlib import Path
+
+from app.assist.tasks import TaskError, load_suite
+from app.assist.teach.data import DATA_NAME, DataError, Summary, build, template_candidates
+from app.assist.teach.generate import FAMILIES, candidates
+from app.assist.teach.guard import Guard
+from app.paths import data_dir
+
+HELP = "teach the local model from verified kernels: build a training set (teach data)"
+DEFAULT_COUNT = 200
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `data` subcommand and its options."""
+    sub = parser.add_subparsers(dest="teach_command", metavar="STEP", required=True)
+    data = sub.add_parser("data", help="build a training set of verified examples (JSONL)")
+    data.add_argument("--out", type=Path, default=None,
+                      help="folder for train.jsonl and summary.json (default: the data folder's "
+                           "teach/data); an existing train.jsonl is added to")
+    data.add_argument("--count", type=int, default=DEFAULT_COUNT,
+                      help=f"examples to write, templates first (default {DEFAULT_COUNT})")
+    data.add_argument("--seed", type=int, default=0, help="the generator's seed (default 0)")
+    data.add_argument("--family", action="append", choices=sorted(FAMILIES), default=None,
+                      help="generate only these families (repeat the option; default all)")
+    data.add_argument("--no-templates", action="store_true", help="leave the templates out")
+    data.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
+                      help="where kernels are verified (default: the best there is)")
+    data.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def _say(line: str) -> None:
+    """A progress line, on stderr (stdout carries --json)."""
+    print(line, file=sys.stderr)
+
+
+def _report(summary: Summary, out: Path, as_json: bool) -> None:
+    """The summary, as words on stderr and (with --json) JSON on stdout."""
+    if as_json:
+        print(json.dumps({"out": str(out / DATA_NAME), **summary.as_dict()}, indent=1))
+    families = ", ".join(f"{k} {v}" for k, v in sorted(summary.families.items())) or "none"
+    print(f"wrote {summary.written} example(s) to {out / DATA_NAME} in {summary.seconds:.0f} s "
+          f"({families}); dropped {summary.failed_verify} that failed verification and "
+          f"{summary.weak_spec} with a weak spec; refused {summary.refused_heldout} that showed "
+          "a held-out task", file=sys.stderr)
+
+
+def _data(args: argparse.Namespace) -> int:
+    """Build the training set."""
+    if args.count < 1:
+        print("kernel-studio teach data: --count must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        guard = Guard.of(load_suite())
+    except TaskError as error:
+        print(f"kernel-studio teach data: the task suite is broken, so held-out tasks cannot be "
+              f"kept out: {error}", file=sys.stderr)
+        return 2
+    out = args.out or data_dir() / "teach" / "data"
+    generated = candidates(args.seed, args.family)
+    sources = generated if args.no_templates else itertools.chain(template_candidates(), generated)
+    try:
+        summary = build(out, args.count, sources, guard, _say, args.backend)
+    except DataError as error:
+        print(f"kernel-studio teach data: {error}", file=sys.stderr)
+        return 3
+    _report(summary, out, args.json)
+    if summary.cancelled:
+        print("cancelled: the examples written so far are kept", file=sys.stderr)
+        return 130
+    return 0 if summary.written else 3
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chosen step."""
+    return _data(args)

@@ -1,0 +1,105 @@
+"""`kernel-studio teach data`: a small run through the real verifier (CPU backend) and spec-check,
+with a planted near copy of a held-out task refused, a broken kernel dropped and a cancelled run
+keeping whole lines."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.assist.tasks import load_suite
+from app.assist.teach.candidate import Candidate
+from app.assist.teach.data import DATA_NAME, SUMMARY_NAME, build, sha256_text
+from app.assist.teach.generate import candidates
+from app.assist.teach.guard import TASK_KERNELS, Guard
+from app.assist.teach.maps import elementwise
+from app.cli import main
+
+
+@pytest.fixture(scope="module")
+def guard() -> Guard:
+    """The guard of the shipped suite's held-out tasks."""
+    return Guard.of(load_suite())
+
+
+def _lines(folder: Path) -> list[dict[str, object]]:
+    """The training set's examples."""
+    return [json.loads(line) for line in (folder / DATA_NAME).read_text("utf-8").splitlines()]
+
+
+def test_a_small_run_writes_verified_examples_with_the_hashes_of_their_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["teach", "data", "--out", str(tmp_path), "--count", "3", "--seed", "2",
+                 "--no-templates", "--backend", "cpu", "--json"])
+    assert code == 0
+    examples = _lines(tmp_path)
+    assert len(examples) == 3 and len({e["entry"] for e in examples}) == 3
+    for example in examples:
+        hashes = example["sha256"]
+        assert isinstance(hashes, dict)
+        assert {name: sha256_text(str(example[name])) for name in hashes} == hashes
+        assert f'entry = "{example["entry"]}"' in str(example["spec"])
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["written"] == 3 and not summary["cancelled"]
+    assert json.loads((tmp_path / SUMMARY_NAME).read_text("utf-8"))["written"] == 3
+
+
+def _planted_copy() -> Candidate:
+    """The held-out task tanh_f32's kernel under other names: a near copy."""
+    source = (TASK_KERNELS / "tanh_f32.cu").read_text("utf-8")
+    for old, new in (("tanh_f32", "smooth_act"), ("__restrict__ x", "__restrict__ inp"),
+                     ("tanhf(x[i])", "tanhf(inp[i])"), ("__restrict__ y", "__restrict__ o"),
+                     ("y[i] =", "o[i] =")):
+        source = source.replace(old, new)
+    good = elementwise(random.Random(0), "plant")
+    return Candidate("activation", 1, "smooth_act", "o[i] = a smooth squashing of inp[i]",
+                     source, good.reference, good.args, good.grid, good.block, good.cases)
+
+
+def test_a_near_copy_of_a_held_out_task_is_refused_and_counted(guard: Guard) -> None:
+    planted = _planted_copy()
+    assert "tanh_f32" in guard.refuse(planted.entry, planted.description, planted.kernel)
+    assert "held-out task" in guard.refuse("k", "y[i] = tanh(x[i]) for every i < n (float32).", "")
+    said = guard.refuse("k", "y[i] = tanh(x[i]) for each i < n (float32).", "")
+    assert said == "describes the held-out task tanh_f32"
+    generated = next(candidates(3))
+    assert guard.refuse(generated.entry, generated.description, generated.kernel) == ""
+
+
+def _with_broken_and_copy() -> Iterator[Candidate]:
+    """A kernel that skips the last element, the planted copy, then good candidates."""
+    broken = elementwise(random.Random(1), "broken")
+    broken.kernel = broken.kernel.replace("if (i < n)", "if (i < n - 1)")
+    yield broken
+    yield _planted_copy()
+    yield from candidates(4, ["elementwise"])
+
+
+def test_a_broken_example_is_dropped_and_a_copy_refused_both_counted(
+        tmp_path: Path, guard: Guard) -> None:
+    summary = build(tmp_path, 1, _with_broken_and_copy(), guard, lambda _line: None)
+    assert (summary.written, summary.failed_verify, summary.refused_heldout) == (1, 1, 1)
+    [kept] = _lines(tmp_path)
+    assert kept["entry"] not in ("smooth_act",) and "broken" not in str(kept["entry"])
+    assert "smooth_act" in summary.refusals[0]
+
+
+def _cancelled_after(count: int) -> Iterator[Candidate]:
+    """Good candidates, then a Ctrl+C."""
+    for number, candidate in enumerate(candidates(5, ["transpose"])):
+        if number == count:
+            raise KeyboardInterrupt
+        yield candidate
+
+
+def test_a_cancelled_run_keeps_every_whole_example_written(tmp_path: Path, guard: Guard) -> None:
+    summary = build(tmp_path, 10, _cancelled_after(2), guard, lambda _line: None)
+    assert summary.cancelled
+    written = _lines(tmp_path)
+    assert len(written) == summary.written >= 1
+    assert json.loads((tmp_path / SUMMARY_NAME).read_text("utf-8"))["cancelled"] is True
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("teach-")]
