@@ -28,6 +28,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use at most N tokens of context (default: the model's)")
     parser.add_argument("--threads", type=positive, metavar="N",
                         help="CPU threads for the model (default: torch's choice)")
+    parser.add_argument("--adapter", metavar="NAME",
+                        help="load the model's LoRA adapter NAME over it (kernel-studio teach "
+                             "adapters lists them; default: none)")
 
 
 def positive(text: str) -> int:
@@ -67,7 +70,7 @@ def session_from_args(args: argparse.Namespace, progress: StderrProgress) -> Mod
     folder = resolve_model(args.model, progress)
     return ModelSession(folder, device=args.device, quantization=args.quantization,
                         context_tokens=args.context_tokens, progress=progress,
-                        threads=args.threads)
+                        threads=args.threads, adapter=args.adapter)
 
 
 def batch_model_from_args(args: argparse.Namespace, progress: StderrProgress) -> BatchModel:
@@ -75,7 +78,7 @@ def batch_model_from_args(args: argparse.Namespace, progress: StderrProgress) ->
     folder = resolve_model(args.model, progress)
     return BatchModel(folder, device=args.device, quantization=args.quantization,
                       context_tokens=args.context_tokens, progress=progress,
-                      threads=args.threads)
+                      threads=args.threads, adapter=args.adapter)
 
 
 def report_error(command: str, error: Exception) -> int:

@@ -24,6 +24,7 @@ from app.assist.manifest import Progress
 from app.assist.modelfiles import unreadable_as_refusal
 from app.assist.safety import check_model_folder
 from app.assist.streaming import EventStopper, Interrupted, OnToken, TokenStream, interrupt_on
+from app.assist.teach.adapters import adapter_folder, apply_adapter, check_adapter
 
 Message = dict[str, str]
 DEFAULT_CONTEXT_TOKENS = 8192
@@ -78,17 +79,20 @@ class ModelSession:
 
     def __init__(self, folder: Path | None = None, device: str = "auto",
                  quantization: str = "auto", context_tokens: int | None = None,
-                 progress: Progress | None = None, threads: int | None = None) -> None:
+                 progress: Progress | None = None, threads: int | None = None,
+                 adapter: str | None = None) -> None:
         """Remember where the model is and how to load it; nothing is read yet.
 
         `threads` sets torch's CPU threads (process-wide) at load; by default one core is left
-        for the app (see cpu_threads)."""
+        for the app (see cpu_threads). `adapter` names a LoRA adapter of the model (checked
+        against its own manifest at load, like the model)."""
         self.folder = Path(folder) if folder else default_model_folder()
         self.requested_device = device
         self.requested_quantization = quantization
         self.context_limit = context_tokens
         self.progress = progress or _quiet
         self.threads = threads
+        self.adapter = adapter
         self.report: LoadReport | None = None
         self._model: Any = None
         self._tokenizer: Any = None
@@ -140,6 +144,8 @@ class ModelSession:
         if self._verified:
             return
         check_model_folder(self.folder, lambda m, f: progress(m, 0.6 * f))
+        if self.adapter:
+            check_adapter(self.folder, self.adapter)
         # Set again here: a library that reads these at import must see them first.
         offline.apply_offline_env()
         self._verified = True
@@ -170,6 +176,10 @@ class ModelSession:
             AutoModelForCausalLM.from_pretrained(
                 str(self.folder), local_files_only=True, trust_remote_code=False,
                 use_safetensors=True, **quant.load_arguments(quantization, device))))
+        if self.adapter:
+            progress(f"loading adapter {self.adapter}", 0.95)
+            model = apply_adapter(model, adapter_folder(self.folder, self.adapter),
+                                  merge=quantization == "none")
         model.eval()
         return model, device, quantization
 

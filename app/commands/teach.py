@@ -1,7 +1,8 @@
-"""`kernel-studio teach data`: build a training set for the local model only from kernels that
-pass verification on specs that pass spec-check (the templates, then a generator of level-1 and
-level-2 kernels), with held-out tasks and near copies of them refused. Exit 0 written, 2 bad
-usage, 3 nothing could be written, 130 cancelled (what was written is kept, whole)."""
+"""`kernel-studio teach data|adapters`. `data` builds a training set for the local model only
+from kernels that pass verification on specs that pass spec-check (the templates, then a
+generator of level-1 and level-2 kernels), with held-out tasks and near copies of them refused.
+Exit 0 written, 2 bad usage, 3 nothing could be written, 130 cancelled (what was written is
+kept, whole). `adapters` lists the LoRA adapters of a model, each checked against its manifest."""
 
 from __future__ import annotations
 
@@ -11,13 +12,17 @@ import json
 import sys
 from pathlib import Path
 
+from app.assist.convert import resolve_model
+from app.assist.errors import AssistError
 from app.assist.tasks import TaskError, load_suite
+from app.assist.teach.adapters import list_adapters
 from app.assist.teach.data import DATA_NAME, DataError, Summary, build, template_candidates
 from app.assist.teach.generate import FAMILIES, candidates
 from app.assist.teach.guard import Guard
 from app.paths import data_dir
 
-HELP = "teach the local model from verified kernels: build a training set (teach data)"
+HELP = ("teach the local model from verified kernels: build a training set (teach data), list "
+        "a model's adapters (teach adapters)")
 DEFAULT_COUNT = 200
 
 
@@ -37,6 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
                       help="where kernels are verified (default: the best there is)")
     data.add_argument("--json", action="store_true", help="print the summary as JSON")
+    listing = sub.add_parser("adapters", help="list a model's LoRA adapters, each checked")
+    listing.add_argument("--model", metavar="PATH",
+                         help="a model folder or name (default: the prepared default model)")
+    listing.add_argument("--json", action="store_true", help="print the list as JSON")
 
 
 def _say(line: str) -> None:
@@ -81,6 +90,26 @@ def _data(args: argparse.Namespace) -> int:
     return 0 if summary.written else 3
 
 
+def _adapters(args: argparse.Namespace) -> int:
+    """List the adapters; exit 2 when the model cannot be found."""
+    try:
+        found = list_adapters(resolve_model(args.model))
+    except AssistError as error:
+        print(f"kernel-studio teach adapters: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps([{"name": a.name, "folder": str(a.folder), "ok": not a.problem,
+                           "problem": a.problem, "card": a.card} for a in found], indent=1))
+        return 0
+    for adapter in found:
+        steps, examples = adapter.card.get("steps", "?"), adapter.card.get("examples", "?")
+        state = f"REFUSED: {adapter.problem}" if adapter.problem else "ok"
+        print(f"{adapter.name}: {state} ({steps} steps on {examples} examples)")
+    if not found:
+        print("no adapters (kernel-studio teach train makes one)", file=sys.stderr)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the chosen step."""
-    return _data(args)
+    return _adapters(args) if args.teach_command == "adapters" else _data(args)

@@ -1,0 +1,115 @@
+"""LoRA adapters of a model: each lives in `<model folder>/adapters/<name>/` with a manifest of
+its own (the SHA-256 of every file, the model manifest's format), a card (card.json) and peft's
+two files. An adapter whose files differ from its manifest, or that lacks one of them, is refused
+by name before anything is read; weights are safetensors only."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.assist.errors import ModelRefused
+from app.assist.manifest import MANIFEST_NAME, read_manifest, verify_manifest, write_manifest
+from app.assist.modelfiles import check_safetensors
+from app.assist.safety import refuse_pickles, refuse_remote_code
+
+ADAPTERS_DIR = "adapters"
+CONFIG_NAME = "adapter_config.json"
+WEIGHTS_NAME = "adapter_model.safetensors"
+CARD_NAME = "card.json"
+REQUIRED = (CONFIG_NAME, WEIGHTS_NAME, MANIFEST_NAME)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    """An adapter as `teach adapters` lists it."""
+
+    name: str
+    folder: Path
+    problem: str
+    card: dict[str, Any]
+
+
+def adapters_root(model_folder: Path) -> Path:
+    """The folder of a model's adapters."""
+    return model_folder / ADAPTERS_DIR
+
+
+def check_name(name: str) -> str:
+    """The name if it may name an adapter folder; ModelRefused (bad usage) otherwise."""
+    if not _NAME.fullmatch(name) or name.endswith("."):
+        raise ModelRefused(f"{name!r} is not an adapter name", None,
+                           "use letters, digits, '_', '-' and '.', at most 64, no path")
+    return name
+
+
+def adapter_folder(model_folder: Path, name: str) -> Path:
+    """Where the named adapter of this model lives."""
+    return adapters_root(model_folder) / check_name(name)
+
+
+def check_adapter(model_folder: Path, name: str) -> Path:
+    """The adapter's folder once every check passed; ModelRefused saying what is wrong."""
+    folder = adapter_folder(model_folder, name)
+    if not folder.is_dir():
+        known = ", ".join(a.name for a in list_adapters(model_folder)) or "none"
+        raise ModelRefused(f"no adapter {name!r} for the model in {model_folder}", folder,
+                           f"adapters of this model: {known} (kernel-studio teach adapters)")
+    missing = [n for n in REQUIRED if not (folder / n).is_file()]
+    if missing:
+        raise ModelRefused(f"adapter {name!r} in {folder} is incomplete: {', '.join(missing)} "
+                           "missing; it was refused", folder / missing[0],
+                           "train it again (kernel-studio teach train) or restore it")
+    refuse_pickles(folder)
+    refuse_remote_code(folder)
+    verify_manifest(folder)
+    check_safetensors(folder / WEIGHTS_NAME)
+    return folder
+
+
+def seal(folder: Path, source: dict[str, Any]) -> dict[str, Any]:
+    """Write the manifest of a finished adapter folder (after its card)."""
+    return write_manifest(folder, source=source, name=folder.name)
+
+
+def read_card(folder: Path) -> dict[str, Any]:
+    """The adapter's card, or {} when it cannot be read."""
+    try:
+        data = json.loads((folder / CARD_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def list_adapters(model_folder: Path) -> list[AdapterInfo]:
+    """Every adapter folder of a model, with what is wrong with it ('' when none)."""
+    root = adapters_root(model_folder)
+    found = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        try:
+            check_adapter(model_folder, folder.name)
+            problem = ""
+        except ModelRefused as error:
+            problem = str(error)
+        found.append(AdapterInfo(folder.name, folder, problem, read_card(folder)))
+    return found
+
+
+def recorded_source(folder: Path) -> dict[str, Any]:
+    """What the adapter's manifest says it was made from."""
+    source = read_manifest(folder).get("source", {})
+    return source if isinstance(source, dict) else {}
+
+
+def apply_adapter(model: Any, folder: Path, merge: bool) -> Any:
+    """The model with the (checked) adapter loaded over it by peft, for inference. Merged into
+    full-precision weights, the result is the model's own class again (so everything that reads
+    its layers works unchanged); over quantized weights peft's wrapper stays."""
+    from peft import PeftModel
+
+    wrapped = PeftModel.from_pretrained(model, str(folder), is_trainable=False)
+    return wrapped.merge_and_unload() if merge else wrapped

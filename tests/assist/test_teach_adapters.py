@@ -1,0 +1,94 @@
+"""LoRA adapters under a model's folder: one made with peft on a tiny model loads by name and
+answers; a tampered or incomplete one is refused by name (exit 2 on the CLI)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.assist.errors import ModelRefused
+from app.assist.manifest import verify_manifest, write_manifest
+from app.assist.session import ModelSession
+from app.assist.teach.adapters import (
+    CARD_NAME,
+    CONFIG_NAME,
+    WEIGHTS_NAME,
+    adapter_folder,
+    check_adapter,
+    seal,
+)
+from app.cli import main
+
+
+def make_adapter(model: Path, name: str) -> Path:
+    """A LoRA adapter with random (non-zero) B matrices, saved and sealed under the model."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    base = AutoModelForCausalLM.from_pretrained(str(model), local_files_only=True)
+    lora = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"],
+                                           init_lora_weights=False))
+    folder = adapter_folder(model, name)
+    lora.save_pretrained(str(folder), safe_serialization=True)
+    (folder / CARD_NAME).write_text(json.dumps({"steps": 0, "examples": 0}), "utf-8")
+    seal(folder, {"base": model.name})
+    return folder
+
+
+@pytest.fixture
+def model_with_adapter(tiny_model: Callable[[str], Path]) -> Path:
+    """A tiny imported model with the adapter 'kern'."""
+    model = tiny_model("tiny")
+    write_manifest(model)
+    make_adapter(model, "kern")
+    return model
+
+
+def test_an_adapter_loads_by_name_and_changes_the_answer_not_the_model(
+        model_with_adapter: Path) -> None:
+    verify_manifest(model_with_adapter)  # adapters/ lies outside the model's manifest
+    plain = ModelSession(model_with_adapter, device="cpu", quantization="none")
+    adapted = ModelSession(model_with_adapter, device="cpu", quantization="none", adapter="kern")
+    messages = [{"role": "user", "content": "Write a CUDA kernel."}]
+    before = plain.generate(messages, max_new_tokens=8)
+    after = adapted.generate(messages, max_new_tokens=8)
+    assert adapted.report is not None and after.text != before.text
+
+
+def test_a_tampered_adapter_is_refused_by_name(model_with_adapter: Path) -> None:
+    weights = adapter_folder(model_with_adapter, "kern") / WEIGHTS_NAME
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0x01
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ModelRefused, match=WEIGHTS_NAME):
+        check_adapter(model_with_adapter, "kern")
+    session = ModelSession(model_with_adapter, device="cpu", quantization="none", adapter="kern")
+    with pytest.raises(ModelRefused):
+        session.load()
+
+
+def test_an_incomplete_or_unknown_adapter_ends_with_exit_2(
+        model_with_adapter: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (adapter_folder(model_with_adapter, "kern") / CONFIG_NAME).unlink()
+    code = main(["ask", "--model", str(model_with_adapter), "--device", "cpu",
+                 "--quantization", "none", "--adapter", "kern", "hello"])
+    assert code == 2 and "incomplete" in capsys.readouterr().err
+    shutil.rmtree(adapter_folder(model_with_adapter, "kern"))
+    code = main(["ask", "--model", str(model_with_adapter), "--adapter", "nope", "hello"])
+    assert code == 2 and "no adapter 'nope'" in capsys.readouterr().err
+
+
+def test_teach_adapters_lists_each_with_its_state(
+        model_with_adapter: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_adapter(model_with_adapter, "second")
+    (adapter_folder(model_with_adapter, "second") / "extra.txt").write_text("x", "utf-8")
+    assert main(["teach", "adapters", "--model", str(model_with_adapter), "--json"]) == 0
+    listed = {a["name"]: a for a in json.loads(capsys.readouterr().out)}
+    assert listed["kern"]["ok"] and not listed["second"]["ok"]
+    assert "extra.txt" in listed["second"]["problem"]
