@@ -51,10 +51,13 @@ ACTIVATIONS = [
     ("A * (0.5f + 0.5f * tanhf(0.5f * A))", "A * (0.5 + 0.5 * np.tanh(0.5 * A))", "swish_t",
      "x * (1 + tanh(x / 2)) / 2"),
 ]
-# Only narrowing casts: a widening one returns its input unchanged, so a kernel that merely
-# copied would pass its spec (spec-check calls such a spec weak).
-CASTS = [("float32", "float16"), ("float32", "bfloat16"), ("float32", "int32"),
-         ("float16", "bfloat16")]
+# Conversions with a scale and a shift: a bare cast returns its input (nearly) unchanged, so a
+# kernel that merely copied would pass its spec, and spec-check calls such a spec weak; so does
+# it any float32-to-16-bit conversion, whose rounding hides float16 arithmetic. Scales are powers
+# of two: the product is exact, so the kernel and the float64 reference truncate alike.
+CASTS = [("float32", "int32"), ("float16", "bfloat16"), ("bfloat16", "float16"),
+         ("int32", "float32"), ("int32", "float16")]
+SCALES = (("0.5", "0.25"), ("4.0", "-1.5"), ("0.125", "3.0"), ("8.0", "0.0"))
 
 
 def _letters(expr: str, values: list[str]) -> str:
@@ -128,12 +131,16 @@ def cast(rng: random.Random, tag: str) -> Candidate:
     src, dst = rng.choice(CASTS)
     ins, out = pick_names(rng, 1)
     s, t = DTYPES[src], DTYPES[dst]
+    scale, shift = rng.choice(SCALES)
     entry = f"cast_{s.short}_to_{t.short}_{tag}"
     value = s.to_float.format(v=f"{ins[0]}[i]")
-    body = f"(int){value}" if dst == "int32" else (f"(float){value}" if src == "int32" else value)
-    convert = "np.trunc(A)" if dst == "int32" else "A"
-    desc = (f"{out}[i] = {ins[0]}[i] converted from {src} to {dst} for every i < n"
-            + (" (truncating toward zero)." if dst == "int32" else "."))
+    value = f"(float){value}" if src == "int32" else value
+    scaled = f"{value} * {scale}f + {shift}f"
+    body = f"(int)({scaled})" if dst == "int32" else scaled
+    convert = f"np.trunc(A * {scale} + {shift})" if dst == "int32" else f"A * {scale} + {shift}"
+    desc = (f"{out}[i] = {ins[0]}[i] * {scale} + {shift}, computed in float32 and converted from "
+            f"{src} to {dst}, for every i < n"
+            + (" (truncating toward zero)." if dst == "int32" else " (rounded once)."))
     ref = (REF_HEADER.format(name=entry) + f"\ndef reference({ins[0]}, n):\n"
            f"    A = widen({ins[0]})\n"
            f"    return {{\"{out}\": ({convert}).astype({numpy_out(dst)})}}\n")
