@@ -1,8 +1,10 @@
-"""`kernel-studio teach data|adapters`. `data` builds a training set for the local model only
+"""`kernel-studio teach data|train|adapters`. `data` builds a training set for the local model only
 from kernels that pass verification on specs that pass spec-check (the templates, then a
 generator of level-1 and level-2 kernels), with held-out tasks and near copies of them refused.
 Exit 0 written, 2 bad usage, 3 nothing could be written, 130 cancelled (what was written is
-kept, whole). `adapters` lists the LoRA adapters of a model, each checked against its manifest."""
+kept, whole). `train` makes a LoRA adapter from such a set (float32 on the CPU; QLoRA on a GPU is
+a later step); Ctrl+C keeps a checkpoint that --resume continues. `adapters` lists the adapters
+of a model, each checked against its manifest."""
 
 from __future__ import annotations
 
@@ -14,15 +16,19 @@ from pathlib import Path
 
 from app.assist.convert import resolve_model
 from app.assist.errors import AssistError
+from app.assist.frontend import positive
+from app.assist.session import cpu_threads
 from app.assist.tasks import TaskError, load_suite
 from app.assist.teach.adapters import list_adapters
 from app.assist.teach.data import DATA_NAME, DataError, Summary, build, template_candidates
 from app.assist.teach.generate import FAMILIES, candidates
 from app.assist.teach.guard import Guard
+from app.assist.teach.recipe import train_adapter
+from app.assist.teach.train import Settings
 from app.paths import data_dir
 
-HELP = ("teach the local model from verified kernels: build a training set (teach data), list "
-        "a model's adapters (teach adapters)")
+HELP = ("teach the local model from verified kernels: build a training set (teach data), "
+        "train a LoRA adapter (teach train), list a model's adapters (teach adapters)")
 DEFAULT_COUNT = 200
 
 
@@ -42,10 +48,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
                       help="where kernels are verified (default: the best there is)")
     data.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _train_arguments(sub.add_parser("train", help="train a LoRA adapter on a training set"))
     listing = sub.add_parser("adapters", help="list a model's LoRA adapters, each checked")
     listing.add_argument("--model", metavar="PATH",
                          help="a model folder or name (default: the prepared default model)")
     listing.add_argument("--json", action="store_true", help="print the list as JSON")
+
+
+def _train_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `teach train`."""
+    defaults = Settings()
+    parser.add_argument("--data", type=Path, required=True, help="a train.jsonl of teach data")
+    parser.add_argument("--out", required=True, metavar="NAME",
+                        help="the adapter's name (kept in the model's adapters/ folder)")
+    parser.add_argument("--steps", type=positive, default=defaults.steps,
+                        help=f"training steps, one example each (default {defaults.steps})")
+    parser.add_argument("--seed", type=int, default=0, help="the seed (default 0)")
+    parser.add_argument("--max-tokens", type=positive, default=defaults.max_tokens,
+                        help="cut longer examples to this many tokens; bounds the memory "
+                             f"(default {defaults.max_tokens})")
+    parser.add_argument("--checkpoint-every", type=positive, default=defaults.checkpoint_every,
+                        help=f"steps between checkpoints (default {defaults.checkpoint_every})")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the cancelled run of this adapter from its checkpoint")
+    parser.add_argument("--model", metavar="PATH",
+                        help="a model folder or name (default: the prepared default model)")
+    parser.add_argument("--threads", type=positive, default=cpu_threads(),
+                        help="CPU threads (default: every core but one)")
+
+
+def _train(args: argparse.Namespace) -> int:
+    """Train the adapter."""
+    settings = Settings(steps=args.steps, seed=args.seed, max_tokens=args.max_tokens,
+                        checkpoint_every=args.checkpoint_every)
+    try:
+        folder = train_adapter(resolve_model(args.model), args.data, args.out, settings, _say,
+                               args.resume, args.threads)
+    except AssistError as error:
+        print(f"kernel-studio teach train: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"cancelled: a checkpoint is kept; continue with: kernel-studio teach train "
+              f"--data {args.data} --out {args.out} --resume (same --steps and --seed)",
+              file=sys.stderr)
+        return 130
+    print(f"adapter {args.out} written to {folder} (use it with --adapter {args.out})")
+    return 0
 
 
 def _say(line: str) -> None:
@@ -112,4 +160,5 @@ def _adapters(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen step."""
-    return _adapters(args) if args.teach_command == "adapters" else _data(args)
+    steps = {"adapters": _adapters, "train": _train, "data": _data}
+    return steps[args.teach_command](args)

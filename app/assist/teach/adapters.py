@@ -71,9 +71,10 @@ def check_adapter(model_folder: Path, name: str) -> Path:
     return folder
 
 
-def seal(folder: Path, source: dict[str, Any]) -> dict[str, Any]:
-    """Write the manifest of a finished adapter folder (after its card)."""
-    return write_manifest(folder, source=source, name=folder.name)
+def seal(folder: Path, source: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+    """Write the manifest of a finished adapter folder (after its card); `name` when the folder
+    is a staging one that will be renamed."""
+    return write_manifest(folder, source=source, name=name or folder.name)
 
 
 def read_card(folder: Path) -> dict[str, Any]:
@@ -89,7 +90,10 @@ def list_adapters(model_folder: Path) -> list[AdapterInfo]:
     """Every adapter folder of a model, with what is wrong with it ('' when none)."""
     root = adapters_root(model_folder)
     found = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+    # Hidden folders are a training run's checkpoint or staging, not adapters.
+    folders = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")] \
+        if root.is_dir() else []
+    for folder in sorted(folders):
         try:
             check_adapter(model_folder, folder.name)
             problem = ""

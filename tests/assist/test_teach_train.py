@@ -1,0 +1,76 @@
+"""`teach train` with the real default model on the CPU: verified data, a few LoRA steps, a
+cancel that keeps its checkpoint, a resume, and the sealed adapter loaded to answer a prompt."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.assist.manifest import write_manifest
+from app.assist.session import ModelSession
+from app.assist.tasks import load_suite
+from app.assist.teach.adapters import CARD_NAME, check_adapter
+from app.assist.teach.data import DATA_NAME, build
+from app.assist.teach.generate import candidates
+from app.assist.teach.guard import Guard
+from app.assist.teach.recipe import train_adapter
+from app.assist.teach.train import CHECKPOINT, STATE_NAME, Settings, TrainError, partial_folder
+from app.cli import main
+
+
+def _stop_at(step: str, lines: list[str]) -> Callable[[str], None]:
+    """A progress callback that records lines and presses Ctrl+C once `step` is reported."""
+
+    def say(line: str) -> None:
+        """Record; cancel at the step."""
+        lines.append(line)
+        if line.startswith(f"step {step}"):
+            raise KeyboardInterrupt
+
+    return say
+
+
+def test_data_to_adapter_to_an_answer_with_a_cancel_and_a_resume(
+        tmp_path: Path, default_folder: Path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(default_folder, model, copy_function=os.link)
+    summary = build(tmp_path / "data", 2, candidates(11, ["elementwise"]), Guard.of(load_suite()),
+                    lambda _line: None)
+    assert summary.written == 2
+    data = tmp_path / "data" / DATA_NAME
+    settings = Settings(steps=3, seed=1, max_tokens=256, checkpoint_every=5)
+    lines: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        train_adapter(model, data, "kern", settings, _stop_at("2/3", lines))
+    assert lines[0].startswith("memory: about") and "MiB" in lines[0]
+    state = json.loads((partial_folder(model, "kern") / CHECKPOINT / STATE_NAME).read_text())
+    assert state["step"] == 2
+    with pytest.raises(TrainError, match="--resume"):
+        train_adapter(model, data, "kern", settings, lines.append)
+    folder = train_adapter(model, data, "kern", settings, lines.append, resume=True)
+    assert lines[-1].startswith("step 3/3") and not partial_folder(model, "kern").exists()
+    card = json.loads((folder / CARD_NAME).read_text())
+    assert card["steps"] == 3 and card["data"]["examples"] == 2
+    assert len(card["base"]["manifest_sha256"]) == 64
+    check_adapter(model, "kern")
+    session = ModelSession(model, device="cpu", quantization="none", adapter="kern")
+    answer = session.generate([{"role": "user", "content": "Write a CUDA relu kernel."}],
+                              max_new_tokens=8)
+    assert answer.text.strip()
+
+
+def test_bad_training_data_ends_with_exit_2(
+        tmp_path: Path, tiny_model: Callable[[str], Path],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    model = tiny_model("tiny")
+    write_manifest(model)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"description": "no spec or kernel"}\n', "utf-8")
+    code = main(["teach", "train", "--data", str(bad), "--out", "x", "--model", str(model)])
+    assert code == 2 and "holds no examples of teach data" in capsys.readouterr().err
+    assert not (model / "adapters").exists() or not any((model / "adapters").iterdir())
