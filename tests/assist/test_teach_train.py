@@ -1,16 +1,20 @@
 """`teach train` with the real default model on the CPU: verified data, a few LoRA steps, a
-cancel that keeps its checkpoint, a resume, and the sealed adapter loaded to answer a prompt."""
+cancel that keeps its checkpoint, a resume, and the sealed adapter loaded to answer a prompt and
+to run an eval."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from app.assist import store
 from app.assist.manifest import write_manifest
 from app.assist.session import ModelSession
 from app.assist.tasks import load_suite
@@ -21,6 +25,7 @@ from app.assist.teach.guard import Guard
 from app.assist.teach.recipe import train_adapter
 from app.assist.teach.train import CHECKPOINT, STATE_NAME, Settings, TrainError, partial_folder
 from app.cli import main
+from app.paths import ROOT
 
 
 def _stop_at(step: str, lines: list[str]) -> Callable[[str], None]:
@@ -62,6 +67,22 @@ def test_data_to_adapter_to_an_answer_with_a_cancel_and_a_resume(
     answer = session.generate([{"role": "user", "content": "Write a CUDA relu kernel."}],
                               max_new_tokens=8)
     assert answer.text.strip()
+    _eval_with_adapter(model, tmp_path)
+
+
+def _eval_with_adapter(model: Path, tmp_path: Path) -> None:
+    """One task of eval with the adapter, graded by the real verifier; the stored result names
+    the adapter (so runs before and after it can be told apart)."""
+    env = dict(os.environ, KERNEL_STUDIO_DATA=str(tmp_path / "store"))
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "eval", "--limit", "1", "-k", "1", "--rounds", "1",
+         "--max-new-tokens", "16", "--skills", "off", "--examples", "off", "--threads", "1",
+         "--model", str(model), "--adapter", "kern", "--quantization", "none",
+         "--out", str(tmp_path / "run"), "--json"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (stored,), _ = store.load_results(tmp_path / "store" / "eval" / "results.jsonl")
+    assert stored["model"]["adapter"] == "kern"
 
 
 def test_bad_training_data_ends_with_exit_2(
