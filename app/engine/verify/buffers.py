@@ -37,13 +37,14 @@ POISON_BITS = {"float16": 0x7E5A, "bfloat16": 0x7FA5, "float32": 0x7FC0A5A5,
 INT_POISON_BYTE = 0xA5
 
 Array = np.ndarray[Any, Any]
+# The unsigned integer type of each element size: elements compared and built as bit patterns.
+UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def poison(dtype: DType, count: int) -> Array:
     """`count` elements of the poison pattern for `dtype`."""
     if dtype.name in POISON_BITS:
-        bits_type = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dtype.itemsize]
-        bits = np.full(count, POISON_BITS[dtype.name], dtype=bits_type)
+        bits = np.full(count, POISON_BITS[dtype.name], dtype=UNSIGNED[dtype.itemsize])
         return bits.view(dtype.numpy)
     return np.full(count * dtype.itemsize, INT_POISON_BYTE, dtype=np.uint8).view(dtype.numpy)
 
@@ -105,10 +106,11 @@ def guard_fill(dtype_name: str, nbytes: int, salt: bytes, name: str, side: str) 
     rng = np.random.Generator(np.random.SFC64(list(seed[:16])))
     raw = rng.integers(0, 256, size=nbytes, dtype=np.uint8)
     layout = _NAN_LAYOUT.get(dtype_name)
-    if layout is None or nbytes % lookup(dtype_name).itemsize:
+    size = lookup(dtype_name).itemsize
+    if layout is None or nbytes % size:
         return raw
     nan, keep, set_bits, clear_bits = layout
-    bits = raw.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[lookup(dtype_name).itemsize])
+    bits = raw.view(UNSIGNED[size])
     bits &= bits.dtype.type(keep & ~clear_bits)
     bits |= bits.dtype.type(nan | set_bits)
     return raw

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from app.dtypes import DType, lookup
-from app.engine.verify.buffers import poison
+from app.engine.verify.buffers import UNSIGNED, poison
 from app.engine.verify.results import Finding, Status
 
 FIRST = 5
@@ -50,7 +50,7 @@ def _bits(array: Array) -> Array:
     """The elements as unsigned integers of the same size: one vector compare per element
     (much faster than comparing bytes, and exact where floats are not: NaN equals NaN)."""
     flat = np.ascontiguousarray(array).reshape(-1)
-    return flat.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[flat.itemsize])
+    return flat.view(UNSIGNED[flat.itemsize])
 
 
 def check_unchanged(name: str, original: Array, after: Array) -> Finding | None:
