@@ -8,6 +8,7 @@ import sys
 from dataclasses import asdict, dataclass
 
 from app import offline, paths, sandbox, system, trust
+from app.engine.worker import backends
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,34 @@ def _pycuda(has_gpu: bool) -> Check:
     return Check("pycuda", "importable" if ok else "not installed", ok or not has_gpu, note)
 
 
+def system_package_hint(packages: str) -> str:
+    """How to get Debian packages here: from the bundle this app was installed from, if any."""
+    record = paths.install_record()
+    if record is not None:
+        return (f"install {packages} from the bundle: as root, bash {record / 'install.sh'} "
+                "BUNDLE --system-only (BUNDLE: the archive this app came from), or apt-get "
+                f"install {packages}")
+    return f"install {packages} (Debian: apt-get install {packages}, or make run)"
+
+
+def _backend(has_gpu: bool, sandboxed: bool, trust_ok: bool) -> Check:
+    """Whether some backend can verify a kernel here: a GPU with pycuda, or the CPU emulator
+    with a host C++ compiler and a way to run the reference (the sandbox, or trusted specs)."""
+    name, reason = backends.choose("auto")
+    if name == "pycuda":
+        return Check("backend", "pycuda (GPU)", True, essential=True)
+    if name == "cpu" and (sandboxed or trust_ok):
+        route = "" if sandboxed else "only specs you trusted (no sandbox)"
+        return Check("backend", "cpu (emulator)", True, route, essential=True)
+    if name == "cpu":
+        return Check("backend", "none", False, "no sandbox and the trust store is unreadable; "
+                     + system_package_hint("bubblewrap"), essential=True)
+    hints = [system_package_hint("g++")]
+    if has_gpu:
+        hints.append("or install pycuda (the GPU bundle, or pip install '.[gpu]')")
+    return Check("backend", "none", False, f"{reason}; " + " ".join(hints), essential=True)
+
+
 def _tool(name: str, purpose: str) -> Check:
     """An optional CUDA tool such as compute-sanitizer or ncu."""
     path = system.find_tool(name)
@@ -91,8 +120,9 @@ def _model() -> Check:
     folder = paths.models_dir() / "smollm2-135m-instruct"
     if (folder / "manifest.json").is_file():
         return Check("model", f"ready ({folder})", True)
+    how = "`make model`" if paths.is_checkout() else "`kernel-studio model prepare-default`"
     return Check("model", f"not prepared ({folder})", True,
-                 "the assistant needs a model: `make run` prepares the default one")
+                 f"the assistant needs a model: {how} prepares the default one")
 
 
 def _offline() -> Check:
@@ -117,7 +147,7 @@ def _isolation() -> Check:
                      f"only in a scratch folder, limits on {sandbox.LIMIT_WORDS}{nproc}")
     return Check("sandbox", f"none: {found.reason}", False,
                  "only specs you trusted (`kernel-studio trust SPEC`) run here; others are "
-                 "'unverified'")
+                 "'unverified'; " + system_package_hint("bubblewrap"))
 
 
 def _trusted() -> Check:
@@ -134,6 +164,7 @@ def run_checks() -> list[Check]:
     """Every check, in the order the table shows them."""
     gpus = _gpus()
     has_gpu = gpus[0].value != "none"
+    isolation, trusted = _isolation(), _trusted()
     return [
         _python(),
         _package("qt", "PySide6-Essentials", "the GUI needs PySide6-Essentials 6.11"),
@@ -148,8 +179,9 @@ def run_checks() -> list[Check]:
         _tool("ncu", "Nsight Compute, for cross-checking timings"),
         _model(),
         _offline(),
-        _isolation(),
-        _trusted(),
+        isolation,
+        trusted,
+        _backend(has_gpu, isolation.ok, trusted.ok),
     ]
 
 
