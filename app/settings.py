@@ -59,9 +59,13 @@ AUDIT_LOG = EnvSetting("KERNEL_STUDIO_AUDIT_LOG", "the audit log that verify, be
                        "audit/audit.jsonl); 'off' records nothing")
 AUDIT_KEY = EnvSetting("KERNEL_STUDIO_AUDIT_KEY", "folder of the Ed25519 key that signs audit "
                        "entries (default: the data folder's audit/)")
+DECODE = EnvSetting("KERNEL_STUDIO_DECODE", "how the assistant decodes: graph (static KV cache "
+                    "and CUDA graphs), static (static cache, eager steps), generate "
+                    "(transformers' generate) or auto (default: graph on a GPU, generate on "
+                    "the CPU)")
 
 ALL = (CACHE_DIR, DATA_DIR, MODELS_DIR, CXX, CPU_THREADS, CPU_UCONTEXT, SANDBOX, BWRAP,
-       REFERENCE_TIMEOUT, STARTUP_PROBE, TOKENIZER_DIR, AUDIT_LOG, AUDIT_KEY)
+       REFERENCE_TIMEOUT, STARTUP_PROBE, TOKENIZER_DIR, AUDIT_LOG, AUDIT_KEY, DECODE)
 
 
 def describe() -> list[str]:

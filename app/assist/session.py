@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from app import offline
-from app.assist import quant
+from app import offline, settings
+from app.assist import fastdecode, quant
 from app.assist.answer import Answer
 from app.assist.convert import default_model_folder
 from app.assist.errors import AssistError, GenerationFailed
@@ -80,12 +80,13 @@ class ModelSession:
     def __init__(self, folder: Path | None = None, device: str = "auto",
                  quantization: str = "auto", context_tokens: int | None = None,
                  progress: Progress | None = None, threads: int | None = None,
-                 adapter: str | None = None) -> None:
+                 adapter: str | None = None, decode: str | None = None) -> None:
         """Remember where the model is and how to load it; nothing is read yet.
 
         `threads` sets torch's CPU threads (process-wide) at load; by default one core is left
         for the app (see cpu_threads). `adapter` names a LoRA adapter of the model (checked
-        against its own manifest at load, like the model)."""
+        against its own manifest at load, like the model). `decode` picks the decoding path
+        (fastdecode.MODES; default: KERNEL_STUDIO_DECODE, else auto)."""
         self.folder = Path(folder) if folder else default_model_folder()
         self.requested_device = device
         self.requested_quantization = quantization
@@ -99,6 +100,7 @@ class ModelSession:
         self._verified = False
         self._window: int | None = None
         self._lock = threading.RLock()
+        self.decoders = fastdecode.Decoders(decode or settings.DECODE.get())
 
     @property
     def loaded(self) -> bool:
@@ -137,6 +139,7 @@ class ModelSession:
         """Drop the weights (the next generate loads them again)."""
         with self._lock:
             self._model, self.report, self._verified = None, None, False
+            self.decoders.clear()
 
     def _check(self, progress: Progress) -> None:
         """The safety checks and the manifest, reported as the first 60% of a load; done once
@@ -274,7 +277,6 @@ class ModelSession:
                   prefix: str) -> Answer:
         """The body of generate(), under the lock with the model loaded."""
         import torch
-        from transformers import StoppingCriteriaList
 
         inputs = self._inputs(messages, prefix)
         if prefix and on_token:
@@ -287,11 +289,10 @@ class ModelSession:
         interrupted = False
         try:
             with torch.inference_mode(), interrupt_on(self._model, stop):
-                cache = self._prefill(inputs, stop)
-                extra = {self._cache_keyword(): cache} if cache is not None else {}
-                self._model.generate(**inputs, generation_config=self._generation_config(
-                    limit, options), streamer=stream, **extra,
-                    stopping_criteria=StoppingCriteriaList([EventStopper(stop)]))
+                done = self._fast(options) and self._fast_generate(inputs, limit, options,
+                                                                   stream, stop, warnings)
+                if not done:
+                    self._eager_generate(inputs, limit, options, stream, stop)
         except Interrupted:
             interrupted = True
             stream.end()
@@ -299,6 +300,52 @@ class ModelSession:
             raise GenerationFailed(f"the model failed while generating: {error}",
                                    "try fewer new tokens, or another quantization") from error
         return self._answer(stream, prompt_tokens, limit, stop, interrupted, started, warnings)
+
+    def _eager_generate(self, inputs: Any, limit: int, options: GenerationOptions,
+                        stream: TokenStream, stop: threading.Event) -> None:
+        """transformers' generate(), after a chunked prefill of a long prompt."""
+        from transformers import StoppingCriteriaList
+
+        cache = self._prefill(inputs, stop)
+        extra = {self._cache_keyword(): cache} if cache is not None else {}
+        self._model.generate(**inputs, generation_config=self._generation_config(
+            limit, options), streamer=stream, **extra,
+            stopping_criteria=StoppingCriteriaList([EventStopper(stop)]))
+
+    def _fast(self, options: GenerationOptions) -> bool:
+        """Whether this answer takes the static-cache path (greedy answers only: sampling keeps
+        generate()'s random stream)."""
+        device = "cuda" if self._model.device.type == "cuda" else "cpu"
+        return options.temperature == 0 and self.decoders.mode(device) != "generate"
+
+    def _choice(self, options: GenerationOptions) -> fastdecode.Choice:
+        """How the static-cache path picks tokens: what _generation_config tells generate()."""
+        config = self._generation_config(1, options)
+        eos = config.eos_token_id
+        eos_ids = tuple(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        return fastdecode.Choice(options.repetition_penalty, options.min_new_tokens, eos_ids,
+                                 int(config.pad_token_id if config.pad_token_id is not None
+                                     else (eos_ids or (0,))[0]))
+
+    def _fast_generate(self, inputs: Any, limit: int, options: GenerationOptions,
+                       stream: TokenStream, stop: threading.Event, notes: list[str]) -> bool:
+        """Generate through fastdecode into `stream`, adding its fallback notes to `notes`.
+        False when the static-cache path failed before any token (this session then uses
+        generate() from now on, and says so)."""
+        width = int(inputs["input_ids"].shape[1])
+        device = "cuda" if self._model.device.type == "cuda" else "cpu"
+        chunk = fastdecode.CUDA_PREFILL_CHUNK if device == "cuda" else PREFILL_CHUNK
+        try:
+            decoder = self.decoders.get(self._model, 1, width + limit, device)
+            fastdecode.run(decoder, inputs, limit, self._choice(options), [EventStopper(stop)],
+                           stop, stream, chunk, self.progress)
+        except (RuntimeError, ValueError, TypeError, AttributeError) as error:
+            if stream.ids:
+                raise
+            notes.append(self.decoders.give_up(error))
+            return False
+        notes.extend([decoder.note] if decoder.note else [])
+        return True
 
     def _prefill(self, inputs: Any, stop: threading.Event) -> Any:
         """Read all but the last prompt token in chunks into a KV cache that generate() then
