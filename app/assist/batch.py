@@ -23,9 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.assist import fastdecode
 from app.assist.answer import Answer
 from app.assist.errors import GenerationFailed
-from app.assist.session import GenerationOptions, Message, ModelSession
+from app.assist.session import PREFILL_CHUNK, GenerationOptions, Message, ModelSession
 from app.assist.streaming import Interrupted, interrupt_on
 
 # (row, text): the text a row generated since the last call.
@@ -297,6 +298,13 @@ class BatchModel(ModelSession):
             repetition_penalty=options[0].repetition_penalty))
         try:
             with torch.inference_mode(), interrupt_on(self._model, stop):
+                if self._fast_batch():
+                    try:
+                        return self._fast_run(inputs, limit, options, rows, stop), False
+                    except (RuntimeError, ValueError, TypeError, AttributeError) as error:
+                        if rows.first_token_s is not None:
+                            raise
+                        self.decoders.give_up(error)  # says so; generate() from now on
                 sequences = self._model.generate(
                     **inputs, generation_config=config,
                     logits_processor=LogitsProcessorList([SeededSampler(options,
@@ -309,6 +317,23 @@ class BatchModel(ModelSession):
             raise GenerationFailed(f"the model failed while generating a batch of "
                                    f"{len(requests)}: {error}",
                                    "try a smaller --batch or fewer new tokens") from error
+
+    def _fast_batch(self) -> bool:
+        """Whether batches take the static-cache path (fastdecode): sampling here is the
+        seeded sampler's, so greedy and sampled rows alike can."""
+        device = "cuda" if self._model.device.type == "cuda" else "cpu"
+        return self.decoders.mode(device) != "generate"
+
+    def _fast_run(self, inputs: Any, limit: int, options: list[GenerationOptions], rows: _Rows,
+                  stop: threading.Event) -> Any:
+        """The batch through fastdecode: the same processors as generate() gets in _run."""
+        width, batch = int(inputs["input_ids"].shape[1]), int(inputs["input_ids"].shape[0])
+        device = "cuda" if self._model.device.type == "cuda" else "cpu"
+        choice = self._choice(GenerationOptions(repetition_penalty=options[0].repetition_penalty))
+        choice.extra = [SeededSampler(options, self._model.device)]
+        decoder = self.decoders.get(self._model, batch, width + limit, device)
+        chunk = fastdecode.CUDA_PREFILL_CHUNK if device == "cuda" else PREFILL_CHUNK
+        return fastdecode.run(decoder, inputs, limit, choice, [rows], stop, None, chunk)
 
     def _row_answer(self, request: Request, generated: Any, rows: _Rows, row: int,
                 prompt_tokens: int, seconds: float, notes: list[str]) -> Answer:
