@@ -150,7 +150,8 @@ def _jobs(settings: EvalSettings, counter: Generator,
             for arm in settings.arms:
                 text, names = _examples_for(task, arm, shelf, settings.heldout, counter)
                 jobs.append((task, Job(task.name, spec, task.description, arm.name, arm.skills,
-                                       text, names, vouch_for(spec, settings.backend))))
+                                       text, names, vouch_for(spec, settings.backend),
+                                       counter.prompt_style)))
         except TaskError as error:
             broken.append({"task": task.name, "message": str(error)})
     return jobs

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.assist import compact
 from app.assist.attempts import Attempt
 from app.assist.batch import OnRowToken
 from app.assist.budget import TokenCounter
@@ -50,14 +51,14 @@ class Proposal:
 
 
 def make_job(spec: Spec, description: str, settings: ProposeSettings, heldout: HeldOut,
-             counter: TokenCounter) -> Job:
+             counter: TokenCounter, style: str = "full") -> Job:
     """The job: the spec, the description, skills and examples as the settings say."""
     examples, names = "", tuple[str, ...]()
-    if settings.examples:
+    if settings.examples and style != compact.STYLE:  # a taught adapter is asked without them
         chosen = choose_examples(library(), spec, description, heldout, counter)
         examples, names = render_examples(chosen), tuple(e.name for e in chosen)
     return Job(spec.entry, spec, description, "", settings.skills, examples, names,
-               vouch_for(spec, settings.backend))
+               vouch_for(spec, settings.backend), style)
 
 
 def make_chains(job: Job, count: int) -> list[Chain]:
@@ -80,7 +81,8 @@ def propose_kernels(model: Generator, spec_path: Path, description: str, run_dir
     stop = stop or threading.Event()
     heldout = load_suite().heldout()
     description = description or description_of(spec_path)
-    chains = make_chains(make_job(spec, description, settings, heldout, model), settings.chains)
+    chains = make_chains(make_job(spec, description, settings, heldout, model,
+                                   model.prompt_style), settings.chains)
     loop = LoopSettings(run_dir, settings.rounds if settings.verify else 1, settings.batch,
                         settings.max_new_tokens, stop_on_first_pass=True,
                         verify=settings.verify)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from app.assist import compact
 from app.assist.answer import Answer
 from app.assist.attempts import (
     NO_CODE,
@@ -33,7 +34,7 @@ from app.assist.attempts import (
     verdict_feedback,
 )
 from app.assist.batch import BatchResult, OnRowToken, Request
-from app.assist.budget import TokenCounter
+from app.assist.budget import BudgetReport, TokenCounter
 from app.assist.candidates import answer_prefix, propose_context, write_candidate
 from app.assist.prompts import Prompt, PromptContext, build_prompt
 from app.assist.session import GenerationOptions
@@ -45,6 +46,9 @@ from app.spec import Spec
 
 # A round's seed moves this far from the last, so rounds of a chain never share a stream.
 ROUND_SEED_STEP = 7919
+# A compact-style chain's later rounds sample a little cooler than independent chains do: the
+# first round's greedy answer failed, and a nearby one is the likeliest to pass.
+COMPACT_RETRY_TEMPERATURE = 0.6
 MAX_GATHER_S = 120.0
 # Failures whose verdict the model can act on; anything else ends the chain.
 REFINABLE = FAILING - {Status.SANITIZER}
@@ -56,6 +60,11 @@ class Generator(TokenCounter, Protocol):
     def generate_batch(self, requests: list[Request], stop: threading.Event | None = None,
                        on_token: OnRowToken | None = None) -> BatchResult:
         """Answer every request."""
+        ...
+
+    @property
+    def prompt_style(self) -> str:
+        """How proposals are asked: "full", or the style its adapter was taught with."""
         ...
 
 
@@ -71,6 +80,7 @@ class Job:
     examples: str = ""
     example_names: tuple[str, ...] = ()
     trusted: bool | None = None
+    style: str = "full"
 
 
 @dataclass
@@ -154,12 +164,29 @@ def _context(chain: Chain, action: str) -> PromptContext:
 def next_prompt(chain: Chain, counter: TokenCounter, max_new_tokens: int) -> Prompt:
     """The prompt of the chain's next round (skills chosen by relevance, or none)."""
     action = _action(chain)
+    if chain.job.style == compact.STYLE:
+        return _compact_prompt(chain, counter)
     skills: list[Skill] | None = None if chain.job.skills else []
     return build_prompt(action, _context(chain, action), counter, max_new_tokens, skills=skills)
 
 
+def _compact_prompt(chain: Chain, counter: TokenCounter) -> Prompt:
+    """The compact prompt an adapter was taught with, every round alike: it was taught to
+    write, not to read diagnostics, so a later round is a fresh sample (see _options)."""
+    job = chain.job
+    spec_text = job.spec.path.read_text(encoding="utf-8") if job.spec.path else ""
+    messages = compact.messages(job.description, spec_text)
+    tokens = counter.count_messages(messages)
+    window = counter.context_window()
+    return Prompt("propose", messages, BudgetReport(window, window - tokens, tokens), ())
+
+
 def _options(chain: Chain, round_number: int) -> GenerationOptions:
-    """The chain's sampling, with a seed of its own for this round."""
+    """The chain's sampling, with a seed of its own for this round. A compact-style chain
+    samples after its first round: its prompt does not change, so greedy would repeat itself."""
+    if chain.options.temperature <= 0 and chain.job.style == compact.STYLE and round_number > 1:
+        return GenerationOptions(temperature=COMPACT_RETRY_TEMPERATURE,
+                                 seed=chain.seed + ROUND_SEED_STEP * (round_number - 1))
     if chain.options.temperature <= 0:
         return chain.options
     return replace(chain.options, seed=chain.seed + ROUND_SEED_STEP * (round_number - 1))

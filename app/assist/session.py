@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from app import offline, settings
-from app.assist import fastdecode, quant
+from app.assist import compact, fastdecode, quant
 from app.assist.answer import Answer
 from app.assist.convert import default_model_folder
 from app.assist.errors import AssistError, GenerationFailed
@@ -24,7 +24,7 @@ from app.assist.manifest import Progress
 from app.assist.modelfiles import unreadable_as_refusal
 from app.assist.safety import check_model_folder
 from app.assist.streaming import EventStopper, Interrupted, OnToken, TokenStream, interrupt_on
-from app.assist.teach.adapters import adapter_folder, apply_adapter, check_adapter
+from app.assist.teach.adapters import adapter_folder, apply_adapter, check_adapter, read_card
 
 Message = dict[str, str]
 DEFAULT_CONTEXT_TOKENS = 8192
@@ -212,6 +212,15 @@ class ModelSession:
         text: str = tokenizer.apply_chat_template(messages, tokenize=False,
                                                   add_generation_prompt=True)
         return text
+
+    @property
+    def prompt_style(self) -> str:
+        """How proposals are asked: "full", or the style the adapter's card names (the prompt it
+        was taught with, app/assist/compact.py)."""
+        if not self.adapter:
+            return "full"
+        card = read_card(adapter_folder(self.folder, self.adapter))
+        return str(card.get(compact.CARD_KEY, "full"))
 
     def count_messages(self, messages: list[Message]) -> int:
         """Tokens of the whole rendered prompt, chat markup included."""

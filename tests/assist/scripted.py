@@ -51,6 +51,8 @@ def learner(request: Request) -> str:
 class ScriptedModel:
     """generate_batch from a script; counts tokens as a quarter of the characters."""
 
+    prompt_style = "full"
+
     def __init__(self, write: Writer, stop_on_call: int | None = None) -> None:
         """`stop_on_call`: on that call, set Stop and answer 'stopped' as the real model does."""
         self.write = write

@@ -13,10 +13,11 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from app.assist.compact import canonical_kernel
 from app.assist.examples import TEMPLATES_DIR
 from app.assist.teach.candidate import Candidate
 from app.assist.teach.guard import Guard
@@ -47,6 +48,7 @@ class Summary:
     families: Counter[str] = field(default_factory=Counter)
     failed_verify: int = 0
     weak_spec: int = 0
+    not_canonical: int = 0
     refused_heldout: int = 0
     refusals: list[str] = field(default_factory=list)
     cancelled: bool = False
@@ -56,7 +58,9 @@ class Summary:
         """The summary as JSON-ready data."""
         return {"written": self.written, "families": dict(self.families),
                 "dropped_failed_verification": self.failed_verify,
-                "dropped_weak_spec": self.weak_spec, "refused_heldout": self.refused_heldout,
+                "dropped_weak_spec": self.weak_spec,
+                "dropped_not_canonical": self.not_canonical,
+                "refused_heldout": self.refused_heldout,
                 "refusals": self.refusals, "cancelled": self.cancelled,
                 "seconds": round(self.seconds, 1)}
 
@@ -133,31 +137,56 @@ class Builder:
     backend: str = "cpu"
     summary: Summary = field(default_factory=Summary)
 
-    def judge(self, candidate: Candidate, work: Path) -> str:
-        """'' when the candidate may enter, else why not (and counts it)."""
+    def judge(self, candidate: Candidate, work: Path) -> tuple[str, Candidate]:
+        """('' when the candidate may enter, else why not (and counts it); the candidate with
+        its kernel in the form a proposal's answer takes, which is what is verified)."""
         why = self.guard.refuse(candidate.entry, candidate.description, candidate.kernel)
         if why:
             self.summary.refused_heldout += 1
             self.summary.refusals.append(f"{candidate.entry}: {why}")
-            return why
-        spec = load_spec(_spec_path(candidate, work))
+            return why, candidate
+        canonical = _canonical(candidate, _spec_path(candidate, work), work)
+        if canonical is None:
+            self.summary.not_canonical += 1
+            return "its kernel cannot start as a proposal's answer does", candidate
+        candidate, spec_path = canonical
+        spec = load_spec(spec_path)
         verdict = verify(spec, VerifyOptions(backend=self.backend, trusted=True), self.engine)
         if verdict.status != Status.PASSED:
             self.summary.failed_verify += 1
-            return f"verification: {verdict.status}: {verdict.message.splitlines()[0][:120]}"
+            return f"verification: {verdict.status}: {verdict.message.splitlines()[0][:120]}", \
+                candidate
         if check_spec(spec, vouched=True).status != Strength.STRONG:
             self.summary.weak_spec += 1
-            return "spec-check: the spec is weak"
-        return ""
+            return "spec-check: the spec is weak", candidate
+        return "", candidate
 
     def take(self, candidate: Candidate, work: Path) -> str:
         """Judge one candidate and write it when it passes; the verdict in words."""
-        why = self.judge(candidate, work)
+        why, candidate = self.judge(candidate, work)
         if not why:
             append_line(self.out / DATA_NAME, record(candidate))
             self.summary.written += 1
             self.summary.families[candidate.family] += 1
         return why or "passed"
+
+
+def _canonical(candidate: Candidate, spec_path: Path, work: Path) -> tuple[Candidate, Path] | None:
+    """The candidate with its kernel in canonical form (compact.canonical_kernel) and the spec
+    that verifies that very text; None when the kernel cannot take the form. A template is
+    copied first: the gallery is never written to."""
+    spec = load_spec(spec_path)
+    kernel = canonical_kernel(spec, candidate.kernel)
+    if kernel is None:
+        return None
+    if kernel == candidate.kernel:
+        return candidate, spec_path
+    if "spec_path" in candidate.extra:
+        folder = work / candidate.entry
+        shutil.copytree(spec_path.parent, folder, dirs_exist_ok=True)
+        spec_path = folder / spec_path.name
+    atomic_write_text(spec_path.parent / spec.source, kernel)
+    return replace(candidate, kernel=kernel), spec_path
 
 
 def build(out: Path, wanted: int, sources: Iterable[Candidate], guard: Guard,

@@ -8,11 +8,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from app.assist.teach import maps, reduce
+from app.assist.teach import exprs, maps, reduce
 from app.assist.teach.candidate import Candidate
 
 Family = Callable[[random.Random, str], Candidate]
 FAMILIES: dict[str, Family] = {
+    "formula": exprs.formula,
+    "matrix_formula": exprs.matrix_formula,
     "elementwise": maps.elementwise,
     "activation": maps.activation,
     "cast": maps.cast,
@@ -24,12 +26,17 @@ FAMILIES: dict[str, Family] = {
     "transpose": reduce.transpose,
 }
 
+# Formulas are the widest family (any expression, scalars, capped grids): they come this many
+# times per turn of the others.
+WEIGHTS = {"formula": 3, "matrix_formula": 2}
+
 
 def candidates(seed: int, families: list[str] | None = None) -> Iterator[Candidate]:
     """Endless candidates, one family after another; each entry name ends in a counter so that
     no two candidates of one run share a name."""
     rng = random.Random(seed)
-    chosen = [FAMILIES[name] for name in (families or list(FAMILIES))]
+    chosen = [FAMILIES[name] for name in (families or list(FAMILIES))
+              for _ in range(WEIGHTS.get(name, 1))]
     number = 0
     while True:
         for family in chosen:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.assist import compact
 from app.assist.teach import loop, train
 from app.assist.teach.train import Say, Settings, TrainError
 
@@ -50,7 +51,8 @@ def train_adapter(model_folder: Path, data: Path, name: str, settings: Settings,
     card = {"base": train.base_facts(model_folder), "data": facts, "examples": len(examples),
             "steps": steps, "final_loss": round(loss, 4), "settings": loop.settings_dict(settings),
             "seconds": round(time.monotonic() - started, 1),
-            "eval": "not measured here: eval --split heldout before and after, on a GPU"}
+            "eval": "not measured here: eval --split heldout before and after, on a GPU",
+            compact.CARD_KEY: compact.STYLE}
     folder = train.finish(model_folder, name, lora, card)
     shutil.rmtree(work, ignore_errors=True)
     return folder

@@ -8,14 +8,16 @@ import random
 from app.assist.teach.candidate import Arg, Candidate, flat_cases, grid_cases, pick_names, size_arg
 from app.assist.teach.dtypes import DTYPES, REF_HEADER, numpy_out
 
+# Identities are literals, not INT_MIN or INFINITY: a taught kernel must compile with no
+# header beyond those of its types, since a proposal's answer begins after the signature.
 # (op tag, C++ identity, C++ combine of s and t, NumPy over axis, words). Sums take inputs in
 # [0, 1) so that no cancellation makes the float32 tolerance a lottery.
 REDUCTIONS = {
     "float32": [("sum", "0.0f", "{s} + {t}", "np.sum", "the sum"),
-                ("max", "-INFINITY", "fmaxf({s}, {t})", "np.max", "the largest value"),
+                ("max", "-3.402823466e+38f", "fmaxf({s}, {t})", "np.max", "the largest value"),
                 ("sumsq", "0.0f", "{s} + {t}", "np.sum", "the sum of squares")],
     "int32": [("sum", "0", "{s} + {t}", "np.sum", "the sum"),
-              ("max", "INT_MIN", "max({s}, {t})", "np.max", "the largest value")],
+              ("max", "(-2147483647 - 1)", "max({s}, {t})", "np.max", "the largest value")],
 }
 
 
@@ -46,7 +48,7 @@ def row_reduce(rng: random.Random, tag: str) -> Candidate:
     (x,), y = pick_names(rng, 1)
     entry = f"row_{op}_{d.short}_{tag}"
     s_next = combine.format(s="s", t=_element(op, f"{x}[(size_t)r * cols + c]"))
-    kernel = (f"// Generated: one block per row, a tree in shared memory.\n#include <climits>\n"
+    kernel = (f"// Generated: one block per row, a tree in shared memory.\n"
               f'extern "C" __global__ void {entry}(const {d.ctype}* __restrict__ {x},\n'
               f"    {d.ctype}* __restrict__ {y}, int rows, int cols)\n{{\n    int r = blockIdx.x;\n"
               f"    {d.ctype} s = {ident};\n"
@@ -74,7 +76,7 @@ def whole_reduce(rng: random.Random, tag: str) -> Candidate:
     entry = f"total_{op}_{d.short}_{tag}"
     s_next = combine.format(s="s", t=_element(op, f"{x}[i]"))
     kernel = (f"// Generated: one block strides over the whole array, then a tree.\n"
-              f'#include <climits>\nextern "C" __global__ void {entry}('
+              f'extern "C" __global__ void {entry}('
               f"const {d.ctype}* __restrict__ {x},\n    {d.ctype}* __restrict__ {y}, int n)\n{{\n"
               f"    {d.ctype} s = {ident};\n"
               f"    for (int i = threadIdx.x; i < n; i += blockDim.x) {{\n        s = {s_next};\n"
@@ -114,7 +116,7 @@ def softmax(rng: random.Random, tag: str) -> Candidate:
     kernel = (f"// Generated: one block per row: the row's max, then the sum of exponentials.\n"
               f'{d.include}extern "C" __global__ void {entry}(const {d.ctype}* __restrict__ {x},\n'
               f"    {d.ctype}* __restrict__ {y}, int rows, int cols)\n{{\n    int r = blockIdx.x;\n"
-              + _row_stats(d.to_float, x, "V", "fmaxf({s}, {t})", "m", "-INFINITY", block)
+              + _row_stats(d.to_float, x, "V", "fmaxf({s}, {t})", "m", "-3.402823466e+38f", block)
               + _row_stats(d.to_float, x, "expf(V - m)", "{s} + {t}", "total", "0.0f", block)
               + f"    for (int c = threadIdx.x; c < cols; c += blockDim.x) {{\n"
               f"        {y}[(size_t)r * cols + c] = "

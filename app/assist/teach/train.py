@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from app.assist import compact
 from app.assist.errors import AssistError
 from app.assist.manifest import MANIFEST_NAME, sha256_file
 from app.assist.safety import check_model_folder
@@ -69,22 +70,27 @@ def read_examples(path: Path) -> list[dict[str, Any]]:
 
 
 def conversation(example: dict[str, Any]) -> list[dict[str, str]]:
-    """One example as a user turn and the assistant's answer."""
-    ask = (f"Write the CUDA kernel for this task.\n{example['description']}\n"
-           f"Spec:\n```toml\n{example['spec'].strip()}\n```")
-    answer = f"```cuda\n{example['kernel'].strip()}\n```"
-    return [{"role": "user", "content": ask}, {"role": "assistant", "content": answer}]
+    """One example as the compact propose prompt (compact.py, the style on the adapter's card)
+    and the kernel as the answer."""
+    ask = compact.messages(example["description"], example["spec"])
+    return [*ask, {"role": "assistant", "content": compact.answer(example["kernel"])}]
 
 
 def encode(tokenizer: Any, example: dict[str, Any], max_tokens: int) -> tuple[list[int], list[int]]:
     """Token ids and labels (-100 over the prompt, so only the answer is learned), at most
     max_tokens: a long prompt loses its start (the spec's head), never all of the answer, which
-    keeps at least three quarters of the room."""
+    keeps at least three quarters of the room.
+
+    The prompt and the answer's opening up to the kernel's brace are one piece of text, as when
+    proposing (the session appends that opening to the prompt): tokenized the same way, the
+    model learns to go on from where it will be asked to."""
     turns = conversation(example)
     prompt = tokenizer.apply_chat_template(turns[:1], tokenize=False, add_generation_prompt=True)
     full = tokenizer.apply_chat_template(turns, tokenize=False)
-    head = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-    answer = tokenizer(full, add_special_tokens=False)["input_ids"][len(head):]
+    cut = len(prompt) + compact.opening_length(turns[1]["content"]) \
+        if full.startswith(prompt) else len(prompt)
+    head = tokenizer(full[:cut], add_special_tokens=False)["input_ids"]
+    answer = tokenizer(full[cut:], add_special_tokens=False)["input_ids"]
     answer = answer[:max_tokens * 3 // 4]
     head = head[len(head) - (max_tokens - len(answer)):] if len(head) + len(answer) > max_tokens \
         else head
