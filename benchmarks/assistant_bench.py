@@ -8,6 +8,11 @@ real path (import with manifest, checks, ModelSession). Reference point (issue 7
 
     python benchmarks/assistant_bench.py --cpu [--quantizations none,nf4,int8] [--threads 1,2]
     python benchmarks/assistant_bench.py --gpu [--shapes 1.5b,7b] [--quantizations nf4,none]
+        [--decode graph,generate] [--batch 8]
+
+--decode compares decoding paths (app/assist/fastdecode.py: graph = static KV cache and CUDA
+graphs, static = static cache with eager steps, generate = transformers' generate()) on one
+loaded model, in turns; --batch N adds the throughput of N answers generated as one batch.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ offline.enforce()
 import torch  # noqa: E402
 
 from app.assist import GenerationOptions, ModelSession  # noqa: E402
+from app.assist.batch import BatchModel, Request  # noqa: E402
 from app.assist.convert import default_model_folder, import_folder  # noqa: E402
 from app.assist.prompts import PromptContext, build_prompt  # noqa: E402
 from app.assist.session import cpu_threads  # noqa: E402
@@ -80,8 +86,22 @@ def load(session: ModelSession) -> dict[str, Any]:
             "load_s": round(report.load_s, 2)}
 
 
-def one_round(session: ModelSession, tokens: int) -> dict[str, float]:
-    """One sample of each figure: a fixed-length answer, a long-prompt first token, a stop."""
+def batch_round(session: ModelSession, tokens: int, rows: int) -> float:
+    """Tokens per second of `rows` answers of up to `tokens` tokens in one batch (each row its
+    own seed), the prefill excluded."""
+    if rows <= 1 or not isinstance(session, BatchModel):
+        return 0.0
+    requests = [Request(QUESTION, "", GenerationOptions(temperature=0.7, seed=row), tokens)
+                for row in range(rows)]
+    result = session.generate_batch(requests)
+    first = min(a.first_token_s or 0.0 for a in result.answers)
+    decode = result.seconds - first
+    return sum(max(a.new_tokens - 1, 0) for a in result.answers) / decode if decode > 0 else 0.0
+
+
+def one_round(session: ModelSession, tokens: int, batch: int = 0) -> dict[str, float]:
+    """One sample of each figure: a fixed-length answer, a long-prompt first token, a stop,
+    and (with batch > 1) a batch's throughput."""
     if session.report and session.report.device == "cpu":  # threads are per process: set ours
         torch.set_num_threads(session.threads or cpu_threads())
     answer = session.generate(QUESTION, tokens, options=GenerationOptions(min_new_tokens=tokens))
@@ -94,7 +114,8 @@ def one_round(session: ModelSession, tokens: int) -> dict[str, float]:
     return {"first_token_s": answer.first_token_s or 0.0, "tokens_per_s": answer.tokens_per_s,
             "prompt_tokens": answer.prompt_tokens, "propose_prompt_tokens": long.prompt_tokens,
             "propose_first_token_s": long.first_token_s or 0.0,
-            "stop_latency_ms": 1000 * stop_latency(session, 4)}
+            "stop_latency_ms": 1000 * stop_latency(session, 4),
+            "batch_tokens_per_s": batch_round(session, tokens, batch)}
 
 
 def summarise(info: dict[str, Any], rounds: list[dict[str, float]]) -> dict[str, Any]:
@@ -103,7 +124,11 @@ def summarise(info: dict[str, Any], rounds: list[dict[str, float]]) -> dict[str,
         return round(statistics.median(r[key] for r in rounds), 3)
 
     speeds = [r["tokens_per_s"] for r in rounds]
-    return {**info, "prompt_tokens": int(rounds[0]["prompt_tokens"]),
+    batch = [r["batch_tokens_per_s"] for r in rounds if r.get("batch_tokens_per_s")]
+    extra = {"batch_tokens_per_s": median("batch_tokens_per_s"),
+             "batch_tokens_per_s_spread": [round(min(batch), 1), round(max(batch), 1)]
+             } if batch else {}
+    return {**info, "prompt_tokens": int(rounds[0]["prompt_tokens"]), **extra,
             "first_token_s": median("first_token_s"), "tokens_per_s": median("tokens_per_s"),
             "tokens_per_s_spread": [round(min(speeds), 2), round(max(speeds), 2)],
             "propose_prompt_tokens": int(rounds[0]["propose_prompt_tokens"]),
@@ -112,15 +137,28 @@ def summarise(info: dict[str, Any], rounds: list[dict[str, float]]) -> dict[str,
             "rounds": len(rounds), "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
-def interleaved(sessions: dict[str, ModelSession], tokens: int,
-                repeats: int) -> dict[str, dict[str, Any]]:
+def use_decode(session: ModelSession, mode: str | None) -> None:
+    """Switch a loaded session's decoding path (None keeps its own)."""
+    if mode is not None:
+        session.decoders.requested = mode
+
+
+def interleaved(sessions: dict[str, ModelSession], tokens: int, repeats: int,
+                modes: dict[str, str | None] | None = None,
+                batch: int = 0) -> dict[str, dict[str, Any]]:
     """Load every session, then measure them in turns, round after round, so that load from
-    other work on the machine falls on all of them alike."""
-    infos = {name: load(session) for name, session in sessions.items()}
+    other work on the machine falls on all of them alike. `modes` gives a variant's decoding
+    path (variants may share one loaded session)."""
+    modes = modes or {}
+    infos = {}
+    for name, session in sessions.items():
+        use_decode(session, modes.get(name))
+        infos[name] = {**load(session), "decode": modes.get(name) or "auto"}
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in sessions}
     for _ in range(repeats):
         for name, session in sessions.items():
-            rounds[name].append(one_round(session, tokens))
+            use_decode(session, modes.get(name))
+            rounds[name].append(one_round(session, tokens, batch))
     return {name: summarise(infos[name], rounds[name]) for name in sessions}
 
 
@@ -164,23 +202,34 @@ def random_qwen(shape: str, folder: Path) -> Path:
 
 def gpu(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Random Qwen2-shaped models on the GPU, in each quantization asked for."""
-    import torch
-
     rows = []
     for shape in args.shapes.split(","):
         with tempfile.TemporaryDirectory(dir=args.scratch) as scratch:
             folder = random_qwen(shape, Path(scratch) / f"qwen2-{shape}-random")
             for quantization in args.quantizations.split(","):
-                session = ModelSession(folder, device="cuda", quantization=quantization)
-                row = {"model": f"Qwen2-{shape} shape, random weights",
-                       "gpu": torch.cuda.get_device_name(),
-                       **interleaved({quantization: session}, args.tokens,
-                                     args.repeats)[quantization],
-                       "memory_gib": round(session._model.get_memory_footprint() / 2**30, 2)}
-                rows.append(row)
-                print(json.dumps(row), flush=True)
-                session.unload()
-                torch.cuda.empty_cache()
+                rows += gpu_variants(folder, shape, quantization, args)
+    return rows
+
+
+def gpu_variants(folder: Path, shape: str, quantization: str,
+                 args: argparse.Namespace) -> list[dict[str, Any]]:
+    """One loaded model, measured in each decoding path asked for, in turns."""
+    session = BatchModel(folder, device="cuda", quantization=quantization)
+    names = [f"{quantization}/{mode}" for mode in args.decode.split(",")]
+    modes: dict[str, str | None] = {n: n.split("/")[1] for n in names}
+    torch.cuda.reset_peak_memory_stats()
+    results = interleaved(dict.fromkeys(names, session), args.tokens, args.repeats, modes,
+                          args.batch if quantization in args.batch_quantizations else 0)
+    rows = []
+    for name in names:
+        row = {"model": f"Qwen2-{shape} shape, random weights",
+               "gpu": torch.cuda.get_device_name(), **results[name],
+               "memory_gib": round(session._model.get_memory_footprint() / 2**30, 2),
+               "peak_allocated_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2)}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    session.unload()
+    torch.cuda.empty_cache()
     return rows
 
 
@@ -198,6 +247,13 @@ def main() -> int:
     parser.add_argument("--threads", default="auto",
                         help="CPU threads, comma-separated to compare (1,2); auto: cores - 1")
     parser.add_argument("--scratch", default=None, help="folder for the random GPU models")
+    parser.add_argument("--decode", default="auto",
+                        help="GPU decoding paths to compare, comma-separated: graph, static, "
+                             "generate, auto (app/assist/fastdecode.py)")
+    parser.add_argument("--batch", type=int, default=0,
+                        help="GPU: also measure N answers as one batch (e.g. 8)")
+    parser.add_argument("--batch-quantizations", default="nf4",
+                        help="the quantizations that get the --batch figure")
     parser.add_argument("--out", type=Path, help="also write all rows to this JSON file")
     args = parser.parse_args()
     if not (args.cpu or args.gpu):
