@@ -1,0 +1,77 @@
+"""The static-cache decoder (app/assist/fastdecode.py) on the CPU: greedy answers of the real
+default model are token for token those of transformers' generate(), for a short prompt, a
+prompt read in several chunks and a batch with sampled rows; Stop still ends an answer."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from app.assist import GenerationOptions
+from app.assist.batch import BatchModel, Request
+from app.assist.fastdecode import cache_length, resolve_mode
+
+QUESTION = [{"role": "user", "content": "Write a CUDA kernel that adds two float vectors."}]
+# About 300 tokens: more than one 256-token prefill chunk on the CPU.
+LONG = [{"role": "user", "content": "Explain this code. " + "int x = a[i] + b[i]; " * 22}]
+PREFIX = "```cuda\n__global__ void add(const float* a, const float* b, float* c, int n) {\n"
+
+
+@pytest.fixture(scope="module")
+def sessions(default_folder: Path) -> dict[str, BatchModel]:
+    """The default model loaded twice on the CPU: generate() and the static-cache path."""
+    loaded = {mode: BatchModel(default_folder, device="cpu", quantization="none", decode=mode)
+              for mode in ("generate", "static")}
+    for session in loaded.values():
+        session.load()
+    return loaded
+
+
+def test_modes_resolve_per_device() -> None:
+    assert resolve_mode(None, "cuda") == "graph"
+    assert resolve_mode("auto", "cpu") == "generate"
+    assert resolve_mode("graph", "cpu") == "static"
+    assert cache_length(1) == 1024 and cache_length(1025) == 2048
+    with pytest.raises(ValueError, match="unknown decode mode"):
+        resolve_mode("fast", "cuda")
+
+
+def test_greedy_answers_match_generate(sessions: dict[str, BatchModel]) -> None:
+    options = GenerationOptions(min_new_tokens=16)
+    answers = {mode: s.generate(QUESTION, 16, options=options) for mode, s in sessions.items()}
+    assert answers["static"].new_tokens == 16
+    assert answers["static"].text == answers["generate"].text
+    assert answers["static"].warnings == ()
+
+
+def test_a_prompt_read_in_chunks_matches_generate(sessions: dict[str, BatchModel]) -> None:
+    answers = {mode: s.generate(LONG, 6) for mode, s in sessions.items()}
+    assert answers["static"].prompt_tokens > 256  # more than one prefill chunk
+    assert answers["static"].text == answers["generate"].text
+    assert answers["static"].finish_reason == answers["generate"].finish_reason
+
+
+def test_a_batch_with_sampled_rows_matches_generate(sessions: dict[str, BatchModel]) -> None:
+    shorter = [{"role": "user", "content": "What is a warp?"}]
+    requests = [Request(QUESTION, PREFIX, GenerationOptions(temperature=0.8, seed=3), 10),
+                Request(shorter, "", GenerationOptions(), 10),  # left-padded
+                Request(QUESTION, "", GenerationOptions(temperature=1.0, seed=5), 10)]
+    results = {mode: s.generate_batch(requests) for mode, s in sessions.items()}
+    got = [(a.text, a.finish_reason, a.new_tokens) for a in results["static"].answers]
+    assert got == [(a.text, a.finish_reason, a.new_tokens) for a in results["generate"].answers]
+
+
+def test_stop_before_a_token_ends_the_static_path(sessions: dict[str, BatchModel]) -> None:
+    stop = threading.Event()
+    seen: list[str] = []
+
+    def on_token(text: str) -> None:
+        seen.append(text)
+        stop.set()
+
+    answer = sessions["static"].generate(QUESTION, 64, on_token, stop,
+                                         GenerationOptions(min_new_tokens=64))
+    assert answer.finish_reason == "stopped"
+    assert answer.new_tokens <= 2 and seen

@@ -1,0 +1,131 @@
+"""On a GPU: the static-cache decoder with CUDA graphs (app/assist/fastdecode.py) captures a
+decode step and gives greedy tokens identical to transformers' generate() (float32, one row and
+a left-padded batch) and to its own eager steps (bf16 and NF4 through ModelSession), and Stop
+still ends an answer within 200 ms."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app import offline
+from app.assist import GenerationOptions
+from app.assist.batch import BatchModel
+from app.assist.convert import default_model_folder, import_folder
+from app.assist.fastdecode import Choice, FastDecoder, run
+
+pytestmark = pytest.mark.gpu
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
+QUESTION = [{"role": "user", "content": "Write a CUDA kernel that adds two float vectors."}]
+SMALL = {"vocab_size": 49152, "hidden_size": 512, "intermediate_size": 1408,
+         "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
+         "max_position_embeddings": 4096, "tie_word_embeddings": False,
+         "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 2}
+
+
+def _model(dtype: Any) -> Any:
+    """The small random Qwen2 on the GPU in `dtype`."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(0)
+    return Qwen2ForCausalLM(Qwen2Config(**SMALL)).to("cuda", dtype).eval()
+
+
+@pytest.fixture(scope="module")
+def qwen_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small random Qwen2 in bf16 with the default model's tokenizer, imported."""
+    import torch
+
+    offline.enforce()
+    tokenizer = Path(os.environ.get("KERNEL_STUDIO_TOKENIZER_DIR") or default_model_folder())
+    folder = tmp_path_factory.mktemp("qwen2-fastdecode")
+    _model(torch.bfloat16).save_pretrained(str(folder))
+    for name in TOKENIZER_FILES:
+        shutil.copyfile(tokenizer / name, folder / name)
+    import_folder(folder)
+    return folder
+
+
+def _greedy_pair(model: Any, ids: Any, mask: Any, tokens: int) -> tuple[list[Any], list[Any]]:
+    """(generate()'s new tokens, the graphed decoder's), per row."""
+    import torch
+
+    with torch.inference_mode():
+        expected = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=tokens,
+                                  min_new_tokens=tokens, do_sample=False,
+                                  repetition_penalty=1.1, eos_token_id=2, pad_token_id=2)
+        decoder = FastDecoder(model, int(ids.shape[0]), 1024, use_graph=True)
+        got = run(decoder, {"input_ids": ids, "attention_mask": mask}, tokens,
+                  Choice(1.1, tokens, (2,), 2), [], threading.Event())
+    assert decoder.note is None, decoder.note
+    assert decoder.graph is not None, "the decode step was not captured"
+    width = int(ids.shape[1])
+    return expected[:, width:].tolist(), got[:, width:].tolist()
+
+
+def test_graphed_greedy_tokens_equal_generate_in_float32() -> None:
+    import torch
+
+    model = _model(torch.float32)
+    ids = torch.randint(3, 40000, (1, 37), device="cuda")
+    expected, got = _greedy_pair(model, ids, torch.ones_like(ids), 48)
+    assert got == expected
+
+
+def test_graphed_left_padded_batch_equals_generate_in_float32() -> None:
+    import torch
+
+    model = _model(torch.float32)
+    ids = torch.randint(3, 40000, (3, 29), device="cuda")
+    mask = torch.ones_like(ids)
+    mask[1, :7] = 0
+    mask[2, :20] = 0
+    ids = ids.masked_fill(mask == 0, 2)
+    expected, got = _greedy_pair(model, ids, mask, 24)
+    assert got == expected
+
+
+@pytest.mark.parametrize("quantization", ["none", "nf4"])
+def test_session_graph_matches_its_eager_steps(qwen_folder: Path, quantization: str) -> None:
+    session = BatchModel(qwen_folder, device="cuda", quantization=quantization, decode="graph")
+    session.load()
+    options = GenerationOptions(min_new_tokens=40)
+    graphed = session.generate(QUESTION, 40, options=options)
+    decoder = session.decoders.current
+    assert decoder is not None and decoder.graph is not None, graphed.warnings
+    session.decoders.requested = "static"
+    session.decoders.clear()
+    eager = session.generate(QUESTION, 40, options=options)
+    print(f"{quantization}: graph {graphed.tokens_per_s:.0f} tokens/s, "
+          f"eager static {eager.tokens_per_s:.0f} tokens/s")
+    assert graphed.text == eager.text and graphed.new_tokens == 40
+
+
+def test_graphed_nf4_stops_within_200_ms(qwen_folder: Path) -> None:
+    session = BatchModel(qwen_folder, device="cuda", quantization="nf4", decode="graph")
+    session.load()
+    stop, seen = threading.Event(), threading.Event()
+    result = []
+
+    def work() -> None:
+        result.append(session.generate(QUESTION, 2000, lambda _t: seen.set(), stop,
+                                       GenerationOptions(min_new_tokens=2000)))
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    assert seen.wait(60)
+    time.sleep(0.05)
+    stopped_at = time.perf_counter()
+    stop.set()
+    worker.join(30)
+    latency = time.perf_counter() - stopped_at
+    print(f"graphed nf4 stop latency: {latency * 1000:.1f} ms")
+    assert not worker.is_alive() and result[0].stopped
+    assert latency < 0.2
