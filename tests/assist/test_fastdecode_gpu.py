@@ -23,7 +23,7 @@ from app.assist.fastdecode import Choice, FastDecoder, run
 pytestmark = pytest.mark.gpu
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
 QUESTION = [{"role": "user", "content": "Write a CUDA kernel that adds two float vectors."}]
-SMALL = {"vocab_size": 49152, "hidden_size": 512, "intermediate_size": 1408,
+SMALL: dict[str, Any] = {"vocab_size": 49152, "hidden_size": 512, "intermediate_size": 1408,
          "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
          "max_position_embeddings": 4096, "tie_word_embeddings": False,
          "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 2}
