@@ -35,7 +35,8 @@ def _model(dtype: Any) -> Any:
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(0)
-    return Qwen2ForCausalLM(Qwen2Config(**SMALL)).to("cuda", dtype).eval()
+    model: Any = Qwen2ForCausalLM(Qwen2Config(**SMALL))
+    return model.to("cuda", dtype).eval()
 
 
 @pytest.fixture(scope="module")
