@@ -68,7 +68,9 @@ setup() {
     export PYTHONPATH="$ROOT:/tmp/site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
     export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
     export KERNEL_STUDIO_MODELS=/tmp/ks-models KERNEL_STUDIO_DATA=/tmp/ks-data
-    python3 -m app model import "$WORK/$GGUF_NAME" --name smollm2-135m-instruct --force
+    # Once per machine: a later call keeps the folder (and any adapter trained into it).
+    [ -f /tmp/ks-models/smollm2-135m-instruct/manifest.json ] ||
+        python3 -m app model import "$WORK/$GGUF_NAME" --name smollm2-135m-instruct --force
 }
 
 run_eval() {
@@ -109,6 +111,9 @@ EOF
     echo "eval exit code $code"
     return $code
 }
+
+# Sourced (benchmarks/teach_gpu.sh does), it only defines the functions above.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
 case "${1:-}" in
     stage) stage ;;

@@ -218,7 +218,8 @@ def _model_info(model: BatchModel) -> dict[str, Any]:
     loaded = model.report
     return {"folder": str(model.folder), "name": model.folder.name,
             "device": loaded.device if loaded else "", "quantization":
-            loaded.quantization if loaded else "", "adapter": model.adapter or ""}
+            loaded.quantization if loaded else "", "adapter": model.adapter or "",
+            "prompt_style": model.prompt_style}
 
 
 def _finish(result: EvalResult, args: argparse.Namespace, timed_out: bool = False) -> int:

@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from app.assist import quant
 from app.assist.convert import resolve_model
 from app.assist.errors import AssistError
 from app.assist.frontend import positive
@@ -23,6 +24,7 @@ from app.assist.teach.adapters import list_adapters
 from app.assist.teach.data import DATA_NAME, DataError, Summary, build, template_candidates
 from app.assist.teach.generate import FAMILIES, candidates
 from app.assist.teach.guard import Guard
+from app.assist.teach.judge import apply, check_runs, discard_folder, judge, read_result
 from app.assist.teach.recipe import train_adapter
 from app.assist.teach.train import Settings
 from app.paths import data_dir
@@ -53,6 +55,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listing.add_argument("--model", metavar="PATH",
                          help="a model folder or name (default: the prepared default model)")
     listing.add_argument("--json", action="store_true", help="print the list as JSON")
+    verdict = sub.add_parser("judge", help="keep an adapter only if held-out evals before and "
+                             "after it show a lift of pass@1 (interval above zero)")
+    verdict.add_argument("--before", type=Path, required=True,
+                         help="eval --json of the base model (e.g. --split heldout)")
+    verdict.add_argument("--after", type=Path, required=True,
+                         help="eval --json with --adapter NAME on the same tasks and seeds")
+    verdict.add_argument("--adapter", required=True, metavar="NAME", help="the adapter judged")
+    verdict.add_argument("--model", metavar="PATH",
+                         help="a model folder or name (default: the prepared default model)")
 
 
 def _train_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,13 +86,37 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a model folder or name (default: the prepared default model)")
     parser.add_argument("--threads", type=positive, default=cpu_threads(),
                         help="CPU threads (default: every core but one)")
+    parser.add_argument("--batch", type=positive, default=defaults.batch,
+                        help=f"examples per step (default {defaults.batch})")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="where to train (default: the GPU when there is one)")
+    parser.add_argument("--quantization", choices=("auto", "none", "nf4"), default="auto",
+                        help="the base model's weights on a GPU: nf4 (QLoRA, the default there) "
+                             "or none (bfloat16); the CPU trains in float32")
+    parser.add_argument("--targets", choices=("attention", "all"), default=defaults.targets,
+                        help="the projections the LoRA wraps: attention only, or the MLP too "
+                             f"(default {defaults.targets})")
+    parser.add_argument("--rank", type=positive, default=defaults.rank,
+                        help=f"the LoRA rank (default {defaults.rank}; alpha is twice it)")
+    parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate,
+                        help=f"AdamW's learning rate (default {defaults.learning_rate})")
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """The run's settings; AssistError for a GPU asked for where there is none."""
+    device = quant.resolve_device(args.device)
+    quantization = "none" if device == "cpu" else (
+        "nf4" if args.quantization == "auto" else args.quantization)
+    return Settings(steps=args.steps, seed=args.seed, max_tokens=args.max_tokens,
+                    checkpoint_every=args.checkpoint_every, batch=args.batch, device=device,
+                    quantization=quantization, targets=args.targets, rank=args.rank,
+                    alpha=2 * args.rank, learning_rate=args.learning_rate)
 
 
 def _train(args: argparse.Namespace) -> int:
     """Train the adapter."""
-    settings = Settings(steps=args.steps, seed=args.seed, max_tokens=args.max_tokens,
-                        checkpoint_every=args.checkpoint_every)
     try:
+        settings = _settings(args)
         folder = train_adapter(resolve_model(args.model), args.data, args.out, settings, _say,
                                args.resume, args.threads)
     except AssistError as error:
@@ -108,7 +143,8 @@ def _report(summary: Summary, out: Path, as_json: bool) -> None:
     families = ", ".join(f"{k} {v}" for k, v in sorted(summary.families.items())) or "none"
     print(f"wrote {summary.written} example(s) to {out / DATA_NAME} in {summary.seconds:.0f} s "
           f"({families}); dropped {summary.failed_verify} that failed verification and "
-          f"{summary.weak_spec} with a weak spec; refused {summary.refused_heldout} that showed "
+          f"{summary.weak_spec} with a weak spec and {summary.not_canonical} whose kernel cannot "
+          f"start as a proposal's answer does; refused {summary.refused_heldout} that showed "
           "a held-out task", file=sys.stderr)
 
 
@@ -138,6 +174,24 @@ def _data(args: argparse.Namespace) -> int:
     return 0 if summary.written else 3
 
 
+def _judge(args: argparse.Namespace) -> int:
+    """Keep the adapter if the held-out evals show a lift, else remove it; exit 0 kept, 1
+    discarded, 2 bad input."""
+    try:
+        before, after = read_result(args.before), read_result(args.after)
+        check_runs(before, after, args.adapter)
+        verdict = judge(before, after)
+        written = apply(resolve_model(args.model), args.adapter, verdict,
+                        discard_folder(data_dir()))
+    except AssistError as error:
+        print(f"kernel-studio teach judge: {error}", file=sys.stderr)
+        return 2
+    print(verdict.describe())
+    print(f"{'its card now holds both evals' if verdict.kept else 'the figures are in'}: "
+          f"{written}")
+    return 0 if verdict.kept else 1
+
+
 def _adapters(args: argparse.Namespace) -> int:
     """List the adapters; exit 2 when the model cannot be found."""
     try:
@@ -160,5 +214,5 @@ def _adapters(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen step."""
-    steps = {"adapters": _adapters, "train": _train, "data": _data}
+    steps = {"adapters": _adapters, "train": _train, "data": _data, "judge": _judge}
     return steps[args.teach_command](args)

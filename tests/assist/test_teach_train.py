@@ -48,7 +48,8 @@ def test_data_to_adapter_to_an_answer_with_a_cancel_and_a_resume(
                     lambda _line: None)
     assert summary.written == 2
     data = tmp_path / "data" / DATA_NAME
-    settings = Settings(steps=3, seed=1, max_tokens=256, checkpoint_every=5)
+    settings = Settings(steps=3, seed=1, max_tokens=256, checkpoint_every=5, batch=2,
+                        targets="all")
     lines: list[str] = []
     with pytest.raises(KeyboardInterrupt):
         train_adapter(model, data, "kern", settings, _stop_at("2/3", lines))
@@ -60,7 +61,8 @@ def test_data_to_adapter_to_an_answer_with_a_cancel_and_a_resume(
     folder = train_adapter(model, data, "kern", settings, lines.append, resume=True)
     assert lines[-1].startswith("step 3/3") and not partial_folder(model, "kern").exists()
     card = json.loads((folder / CARD_NAME).read_text())
-    assert card["steps"] == 3 and card["data"]["examples"] == 2
+    assert card["steps"] == 3 and card["data"]["examples"] == 2 and card["prompt"] == "compact-v1"
+    assert "down_proj" in card["settings"]["target_modules"]
     assert len(card["base"]["manifest_sha256"]) == 64
     check_adapter(model, "kern")
     session = ModelSession(model, device="cpu", quantization="none", adapter="kern")
@@ -83,6 +85,7 @@ def _eval_with_adapter(model: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     (stored,), _ = store.load_results(tmp_path / "store" / "eval" / "results.jsonl")
     assert stored["model"]["adapter"] == "kern"
+    assert stored["model"]["prompt_style"] == "compact-v1", "asked as it was taught"
 
 
 def test_bad_training_data_ends_with_exit_2(

@@ -1,5 +1,6 @@
-"""The training loop of `teach train`: the model in float32 on the CPU with a peft LoRA over its
-attention projections, AdamW, one example per step; a checkpoint (the adapter's weights, the
+"""The training loop of `teach train`: a peft LoRA over the model's projections, AdamW, a batch
+of examples per step; the model in float32 on the CPU, or on a GPU in bfloat16 or 4-bit NF4
+(QLoRA, bitsandbytes) with bfloat16 autocast; a checkpoint (the adapter's weights, the
 optimizer's moments, both as safetensors, and the step) every few steps and on Ctrl+C."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from app.assist import quant
 from app.assist.teach import train
 from app.assist.teach.train import CHECKPOINT, OPTIMIZER_NAME, STATE_NAME, Say, Settings, TrainError
 from app.fsutil import atomic_write_text
@@ -28,12 +30,30 @@ def load(model_folder: Path, settings: Settings, threads: int) -> tuple[Any, Any
                                               trust_remote_code=False)
     model = AutoModelForCausalLM.from_pretrained(str(model_folder), local_files_only=True,
                                                  trust_remote_code=False, use_safetensors=True,
-                                                 dtype=torch.float32)
+                                                 **_placement(settings))
+    if settings.quantization != "none":
+        from peft import prepare_model_for_kbit_training
+
+        model = prepare_model_for_kbit_training(  # type: ignore[no-untyped-call]  # peft's
+            model, use_gradient_checkpointing=False)
     config = LoraConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=0.0,
-                        target_modules=train.TARGETS, task_type="CAUSAL_LM")
+                        target_modules=settings.target_modules(), task_type="CAUSAL_LM")
     lora = get_peft_model(model, config)
+    for parameter in _trainable(lora):  # Adam's moments want float32 whatever the base holds
+        parameter.data = parameter.data.float()
     lora.train()
     return tokenizer, lora
+
+
+def _placement(settings: Settings) -> dict[str, Any]:
+    """from_pretrained's arguments: float32 on the CPU; bfloat16, or NF4 through bitsandbytes,
+    on the GPU (the same configuration proposing loads it with, so the adapter meets the
+    weights it was taught over)."""
+    import torch
+
+    if settings.device == "cpu":
+        return {"dtype": torch.float32}
+    return quant.load_arguments(settings.quantization, "cuda")
 
 
 def _trainable(lora: Any) -> list[Any]:
@@ -48,8 +68,8 @@ def save_checkpoint(folder: Path, lora: Any, optimizer: Any, step: int, key: str
     fresh = folder / f"{CHECKPOINT}.new"
     shutil.rmtree(fresh, ignore_errors=True)
     lora.save_pretrained(str(fresh), safe_serialization=True)
-    moments = {f"{i}.{k}": v.contiguous() for i, state in optimizer.state_dict()["state"].items()
-               for k, v in state.items()}
+    moments = {f"{i}.{k}": v.detach().contiguous().cpu()
+               for i, state in optimizer.state_dict()["state"].items() for k, v in state.items()}
     save_file(moments, str(fresh / OPTIMIZER_NAME))
     atomic_write_text(fresh / STATE_NAME, json.dumps({"step": step, "key": key}) + "\n")
     old = folder / CHECKPOINT
@@ -79,11 +99,20 @@ def restore(folder: Path, lora: Any, optimizer: Any, key: str) -> int:
     return int(state["step"])
 
 
-def step_loss(lora: Any, ids: list[int], labels: list[int]) -> float:
-    """One forward and backward pass; the loss."""
+def step_loss(lora: Any, batch: list[tuple[list[int], list[int]]], pad: int) -> float:
+    """One forward and backward pass over a batch (right-padded, padding masked out of both
+    attention and loss); the loss."""
     import torch
 
-    output = lora(input_ids=torch.tensor([ids]), labels=torch.tensor([labels]))
+    width = max(len(ids) for ids, _labels in batch)
+    ids = [i + [pad] * (width - len(i)) for i, _labels in batch]
+    labels = [lab + [-100] * (width - len(lab)) for _ids, lab in batch]
+    mask = [[1] * len(i) + [0] * (width - len(i)) for i, _labels in batch]
+    device = lora.get_base_model().device
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+        output = lora(input_ids=torch.tensor(ids, device=device),
+                      attention_mask=torch.tensor(mask, device=device),
+                      labels=torch.tensor(labels, device=device))
     output.loss.backward()
     return float(output.loss.detach())
 
@@ -96,12 +125,15 @@ def run(lora: Any, tokenizer: Any, examples: list[dict[str, Any]], settings: Set
 
     optimizer = torch.optim.AdamW(_trainable(lora), lr=settings.learning_rate)
     start = restore(folder, lora, optimizer, key) if resume else 0
-    picks = train.order(len(examples), settings.steps, settings.seed)
+    picks = train.order(len(examples), settings.steps * settings.batch, settings.seed)
     encoded = {i: train.encode(tokenizer, examples[i], settings.max_tokens) for i in set(picks)}
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else \
+        tokenizer.eos_token_id
     began, loss, reached = time.monotonic(), float("nan"), start
     try:
         for index in range(start, settings.steps):
-            loss = step_loss(lora, *encoded[picks[index]])
+            taken = picks[index * settings.batch:(index + 1) * settings.batch]
+            loss = step_loss(lora, [encoded[i] for i in taken], pad)
             optimizer.step()
             optimizer.zero_grad()
             reached = index + 1  # the weights now include this step
@@ -117,5 +149,10 @@ def run(lora: Any, tokenizer: Any, examples: list[dict[str, Any]], settings: Set
 
 def settings_dict(settings: Settings) -> dict[str, Any]:
     """Settings for the card, with what is fixed here."""
-    return {**asdict(settings), "targets": train.TARGETS, "precision": "float32",
-            "device": "cpu", "method": "LoRA (peft)"}
+    precision = "float32" if settings.device == "cpu" else (
+        "nf4 weights, bfloat16 compute, float32 LoRA" if settings.quantization == "nf4"
+        else "bfloat16 weights, float32 LoRA")
+    return {**asdict(settings), "target_modules": settings.target_modules(),
+            "precision": precision,
+            "method": "QLoRA (peft, bitsandbytes)" if settings.quantization == "nf4"
+            else "LoRA (peft)"}

@@ -46,7 +46,8 @@ def train_adapter(model_folder: Path, data: Path, name: str, settings: Settings,
     work.mkdir(parents=True, exist_ok=True)
     tokenizer, lora = loop.load(model_folder, settings, threads)
     say(f"memory: {train.memory_estimate(*_config_size(lora), settings)}; {len(examples)} "
-        f"examples, {settings.steps} steps, seed {settings.seed}, float32 LoRA on the CPU")
+        f"examples, {settings.steps} steps of {settings.batch}, seed {settings.seed}, "
+        f"{settings.describe()}")
     steps, loss = loop.run(lora, tokenizer, examples, settings, work, key, say, resume)
     card = {"base": train.base_facts(model_folder), "data": facts, "examples": len(examples),
             "steps": steps, "final_loss": round(loss, 4), "settings": loop.settings_dict(settings),

@@ -30,6 +30,12 @@ CHECKPOINT = "checkpoint"
 STATE_NAME = "state.json"
 OPTIMIZER_NAME = "optimizer.safetensors"
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj"]
+# `--targets all`: the MLP too, which holds most of a small model's weights and so most of what
+# a LoRA can change.
+ALL_TARGETS = TARGETS + ["gate_proj", "up_proj", "down_proj"]
+# Bytes per weight as loaded for training: float32 on the CPU, bfloat16 or NF4 on a GPU (4 bits
+# plus a float32 scale per 64 weights, and the embeddings left in bfloat16: about 0.6).
+WEIGHT_BYTES = {"cpu": 4.0, "none": 2.0, "nf4": 0.6}
 # Python, torch, transformers and the tokenizer before any tensor: the estimate without it was
 # 2829 MiB where the run's peak resident set was 3338 MiB (SmolLM2-135M, 1024 tokens).
 RUNTIME_BYTES = 600 << 20
@@ -47,6 +53,20 @@ class Settings:
     learning_rate: float = 2e-4
     max_tokens: int = 1024
     checkpoint_every: int = 10
+    batch: int = 1            # examples per step
+    device: str = "cpu"       # "cpu", or "cuda" for a GPU
+    quantization: str = "none"  # "nf4" on a GPU: QLoRA over the 4-bit model
+    targets: str = "attention"  # or "all": the MLP's projections too
+
+    def target_modules(self) -> list[str]:
+        """The modules the LoRA wraps."""
+        return ALL_TARGETS if self.targets == "all" else TARGETS
+
+    def describe(self) -> str:
+        """'float32 LoRA on the CPU' or 'QLoRA (nf4) on the GPU', for progress lines."""
+        if self.device == "cpu":
+            return "float32 LoRA on the CPU"
+        return "QLoRA (nf4) on the GPU" if self.quantization == "nf4" else "bf16 LoRA on the GPU"
 
 
 class TrainError(AssistError):
@@ -102,9 +122,11 @@ def memory_estimate(parameters: int, layers: int, hidden: int, settings: Setting
     and two Adam moments, the activations kept for the backward pass of one example (about 34
     values per token, layer and hidden unit, a common rule for transformers) and the libraries.
     --max-tokens bounds it."""
-    weights = parameters * 4
-    lora = layers * len(TARGETS) * 2 * hidden * settings.rank * 4 * 4
-    activations = settings.max_tokens * layers * hidden * 34 * 4
+    per_weight = WEIGHT_BYTES["cpu" if settings.device == "cpu" else settings.quantization]
+    weights = int(parameters * per_weight)
+    lora = layers * len(settings.target_modules()) * 2 * hidden * settings.rank * 4 * 4
+    width = 4 if settings.device == "cpu" else 2
+    activations = settings.max_tokens * settings.batch * layers * hidden * 34 * width
     total = weights + lora + activations + RUNTIME_BYTES
     mib = 1 << 20
     return (f"about {total / mib:.0f} MiB ({weights / mib:.0f} weights, {activations / mib:.0f} "
@@ -131,7 +153,8 @@ def partial_folder(model_folder: Path, name: str) -> Path:
 
 
 def order(count: int, steps: int, seed: int) -> list[int]:
-    """The example for each step: seeded shuffles, one after another."""
+    """The examples in the order they are taken (`steps` of them: steps x batch when batched):
+    seeded shuffles, one after another."""
     rng = random.Random(seed)
     picks: list[int] = []
     while len(picks) < steps:

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The default adapter's recipe on the lent GPU machine (`make teach-default` prints these steps):
+# verified training data, the held-out eval of the base model, QLoRA training, the held-out eval
+# with the adapter, and the keep-only-if-it-helps judgement. What it needs does not fit one call
+# (a call carries at most 64 MiB: the model is 98 MB, bitsandbytes 43 MB), so it spans four
+# calls made one right after the other; the machine keeps /tmp while it stays warm.
+#
+#   here, once:  bash ../shared/device/stage.sh && bash benchmarks/eval_gpu.sh stage
+#   call 1:  carry [".device-kit"]   (the wheels, bitsandbytes included)
+#            source .device-kit/setup.sh && bash benchmarks/teach_gpu.sh data
+#   call 2:  carry [".gpu-eval/a"]   (the model's first half)
+#            bash benchmarks/teach_gpu.sh checks      (the GPU tests meanwhile)
+#   call 3:  carry [".gpu-eval/b"]   (the second half)
+#            bash benchmarks/teach_gpu.sh train
+#   call 4:  no carry
+#            bash benchmarks/teach_gpu.sh judge
+#
+# What comes back under $OUT: the data's summaries and train.jsonl, both evals as JSON, the
+# training log, the judgement and (when kept) the adapter folder.
+set -euo pipefail
+source "$(dirname "$0")/eval_gpu.sh"
+
+TEACH=/tmp/ks-teach
+PROCESSES=${PROCESSES:-12}
+PER_PROCESS=${PER_PROCESS:-260}
+DATA_SECONDS=${DATA_SECONDS:-230}
+# Both evals alike (the judgement refuses runs that differ): every held-out task, 4 chains of
+# up to 2 rounds, sampled at 0.3, NF4 as the adapter was trained over.
+EVAL_ARGS=(--split heldout -k 4 --rounds 2 --skills on --examples off --temperature 0.3
+           --seed 0 --batch 64 --quantization nf4 --no-estimate --time-limit 260)
+TRAIN_ARGS=(--device cuda --quantization nf4 --targets all --rank 16 --learning-rate 4e-4
+            --batch 16 --max-tokens 1024 --checkpoint-every 100)
+MODEL=/tmp/ks-models/smollm2-135m-instruct
+
+data() {
+    # Call 1: verified examples from PROCESSES generators (distinct seeds) at once, each cut
+    # off after DATA_SECONDS (Ctrl+C keeps what passed).
+    local out=${OUT:-/tmp/ks-out}
+    mkdir -p "$out" "$TEACH"
+    local pids=()
+    for index in $(seq 1 "$PROCESSES"); do
+        local extra=(--no-templates)
+        [ "$index" = 1 ] && extra=()
+        timeout -s INT "$DATA_SECONDS" python3 -m app teach data --backend pycuda \
+            --out "$TEACH/d$index" --count "$PER_PROCESS" --seed $((100 + index)) "${extra[@]}" \
+            > "$TEACH/d$index.log" 2>&1 &
+        pids+=($!)
+    done
+    wait "${pids[@]}" || true
+    cat "$TEACH"/d*/train.jsonl > "$TEACH/train.jsonl"
+    for index in $(seq 1 "$PROCESSES"); do tail -n 2 "$TEACH/d$index.log"; done > "$out/data.log"
+    python3 - "$TEACH" <<'EOF' | tee "$out/data_summary.txt"
+import collections, json, pathlib, sys
+root = pathlib.Path(sys.argv[1])
+summaries = [json.loads(p.read_text()) for p in sorted(root.glob("d*/summary.json"))]
+total = collections.Counter()
+for s in summaries:
+    total.update(s["families"])
+keys = ("written", "dropped_failed_verification", "dropped_weak_spec", "dropped_not_canonical",
+        "refused_heldout")
+print({k: sum(s.get(k, 0) for s in summaries) for k in keys})
+print(dict(sorted(total.items())))
+print("refusals:", sorted({r.split(": ", 1)[1] for s in summaries for r in s["refusals"]}))
+EOF
+    cp "$TEACH/train.jsonl" "$out/"
+    sha256sum "$TEACH/train.jsonl" | tee -a "$out/data_summary.txt"
+}
+
+kit_env() {
+    # What .device-kit/setup.sh exported in call 1 (its installs in /tmp are still there).
+    export PATH="/tmp/kitroot/usr/bin:$PATH:/usr/local/cuda/bin"
+    export PYTHONPATH="$ROOT:/tmp/site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+    export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
+}
+
+checks() {
+    # Call 2: keep the model's first half, and run the GPU checks (benchmarks/gpu_checks.sh).
+    receive
+    kit_env
+    (cd "$ROOT" && GPU_TEST_SECONDS=250 bash benchmarks/gpu_checks.sh) || true
+}
+
+train() {
+    # Call 2: the model, the base model's held-out eval, then the adapter.
+    local out=${OUT:-/tmp/ks-out}
+    mkdir -p "$out"
+    setup > "$out/setup.log" 2>&1 || { tail -n 30 "$out/setup.log"; return 3; }
+    # Examples verified on the development machine may come with this call too.
+    cat "$STAGE"/b/local-*.jsonl >> "$TEACH/train.jsonl" 2>/dev/null || true
+    local examples steps
+    examples=$(wc -l < "$TEACH/train.jsonl")
+    steps=$(( (examples * ${EPOCHS:-3} + 15) / 16 ))
+    echo "$examples examples, $steps steps of 16"
+    python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --out "$TEACH/before-run" \
+        --json > "$TEACH/before.json" 2> "$out/before.log" || true
+    cp "$TEACH/before.json" "$out/"
+    tail -n 4 "$out/before.log"
+    echo "$steps" > "$TEACH/steps"
+    train_for "${TRAIN_SECONDS:-240}" "$out" ""
+}
+
+train_for() {
+    # Train (or resume) for at most $1 seconds; Ctrl+C at the limit keeps a checkpoint.
+    local started=$SECONDS
+    timeout -s INT "$1" python3 -m app teach train --model "$MODEL" $3 \
+        --data "$TEACH/train.jsonl" --out default --steps "$(cat "$TEACH/steps")" \
+        "${TRAIN_ARGS[@]}" >> "$2/train.log" 2>&1 || true
+    echo "training ran $((SECONDS - started)) s"
+    grep -E "memory|step [0-9]*00/|adapter|error|Error" "$2/train.log" | tail -n 12
+}
+
+judge_adapter() {
+    # Call 3: the held-out eval with the adapter and the judgement; the adapter comes back.
+    local out=${OUT:-/tmp/ks-out}
+    mkdir -p "$out"
+    setup > "$out/setup.log" 2>&1 || { tail -n 30 "$out/setup.log"; return 3; }
+    if [ -d "$MODEL/adapters/.default.partial" ]; then  # call 2 ran out of time: finish it
+        train_for "${RESUME_SECONDS:-200}" "$out" --resume
+    fi
+    python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --adapter default \
+        --out "$TEACH/after-run" --json > "$TEACH/after.json" 2> "$out/after.log" || true
+    cp "$TEACH/before.json" "$TEACH/after.json" "$out/"
+    tail -n 4 "$out/after.log"
+    set +e
+    python3 -m app teach judge --model "$MODEL" --adapter default --before "$TEACH/before.json" \
+        --after "$TEACH/after.json" 2>&1 | tee "$out/judge.txt"
+    set -e
+    [ -d "$MODEL/adapters/default" ] && cp -r "$MODEL/adapters/default" "$out/adapter"
+    cp -r "$KERNEL_STUDIO_DATA/teach/discarded" "$out/" 2>/dev/null || true
+}
+
+case "${1:-}" in
+    data) data ;;
+    checks) checks ;;
+    train) train ;;
+    judge) judge_adapter ;;
+    *) echo "usage: bash benchmarks/teach_gpu.sh data | checks | train | judge" >&2; exit 2 ;;
+esac
