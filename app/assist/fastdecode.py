@@ -156,7 +156,9 @@ class FastDecoder:
         import torch
 
         width = int(ids.shape[1])
-        self.cache.reset()  # type: ignore[no-untyped-call]
+        if self.used:  # older transformers cannot reset a cache whose tensors do not exist yet
+            self.cache.reset()  # type: ignore[no-untyped-call]
+        self.used = True
         self.keys_allowed.fill_(True)
         self.keys_allowed[:, :width].copy_(mask.bool())
         positions = (mask.long().cumsum(-1) - 1).clamp(min=0)
@@ -247,7 +249,6 @@ def run(decoder: FastDecoder, inputs: Any, limit: int, choice: Choice,
     import torch
 
     ids, mask = inputs["input_ids"], inputs["attention_mask"]
-    decoder.used = True
     logits = decoder.prefill(ids, mask, stop, chunk, progress)
     sequences = ids
     if streamer is not None:
