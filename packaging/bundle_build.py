@@ -53,15 +53,31 @@ def pip(*args: str, cwd: Path | None = None) -> None:
     subprocess.run(command, check=True, env=_pip_environment(), cwd=cwd)
 
 
-def source_copy(into: Path) -> Path:
-    """The checkout's files as git knows them (tracked, and new files not ignored), copied so
-    that building the app's wheel leaves nothing behind in the checkout."""
+# Left out of the source copy when the folder is not a git checkout (a copied source tree).
+NOT_SOURCE = (".git", ".venv", "models", "dist", "build", ".stamps", "__pycache__", "*.egg-info",
+              ".mypy_cache", ".ruff_cache", ".pytest_cache")
+
+
+def _source_files() -> list[str]:
+    """The project's files: as git knows them (tracked, and new files not ignored), or every
+    file but NOT_SOURCE where there is no git checkout."""
     listing = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                             check=True, capture_output=True).stdout.decode()
-    for name in filter(None, listing.split("\0")):
-        if (ROOT / name).is_file():
-            (into / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, into / name)
+                             capture_output=True)
+    if listing.returncode == 0:
+        return [n for n in listing.stdout.decode().split("\0") if (ROOT / n).is_file()]
+    ignore = shutil.ignore_patterns(*NOT_SOURCE)
+    found = []
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in ignore(folder, [d])]
+        found += [str((Path(folder) / f).relative_to(ROOT)) for f in files]
+    return found
+
+
+def source_copy(into: Path) -> Path:
+    """The project's files, copied so that building the app's wheel leaves nothing behind."""
+    for name in _source_files():
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, into / name)
     return into
 
 

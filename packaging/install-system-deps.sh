@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Qt needs (xcb platform plugin, EGL/GL, fonts), Xvfb for
-# screenshot tests, and bubblewrap, the sandbox that kernels, references and compilers run in
-# (see docs/isolation.md). Installs only what is missing; says what to do when it cannot.
+# Installs, from the network, the Debian packages of debian-packages.txt (Qt's xcb platform
+# plugin, EGL/GL, fonts; g++ for the CPU backend; python3-venv; bubblewrap, the sandbox that
+# kernels, references and compilers run in, see docs/isolation.md) plus Xvfb for screenshots.
+# Installs only what is missing; says what to do when it cannot. Offline machines get the same
+# packages from a bundle instead (install.sh BUNDLE --system-only).
 set -u
-packages=(libxcb-cursor0 libxkbcommon0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0
-  libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1
-  libegl1 libgl1 libopengl0 libfontconfig1 libdbus-1-3 libglib2.0-0 fonts-dejavu-core xvfb xauth
-  bubblewrap)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mapfile -t packages < <(sed 's/#.*//; /^[[:space:]]*$/d' "$here/debian-packages.txt")
+packages+=(xvfb xauth)
 # `--test`: also what only the tests need (headless Chromium renders the HTML reports).
 [ "${1:-}" = "--test" ] && packages+=(chromium)
-command -v dpkg >/dev/null 2>&1 || { echo "not a Debian-like system: install Qt's xcb, EGL and font libraries yourself"; exit 0; }
+command -v dpkg >/dev/null 2>&1 || { echo "not a Debian-like system: install Qt's xcb, EGL and font libraries, g++ and bubblewrap yourself"; exit 0; }
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -21,4 +22,4 @@ fi
 echo "installing system packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
-  || echo "could not install ${missing[*]}: the GUI may not start, and without bubblewrap only specs you trusted (kernel-studio trust) are verified; the rest of the CLI still works"
+  || echo "could not install ${missing[*]}: the GUI may not start, without g++ a machine with no GPU cannot verify, and without bubblewrap only specs you trusted (kernel-studio trust) are verified; the rest of the CLI still works"

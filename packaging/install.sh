@@ -130,7 +130,7 @@ build() {  # build CHECKED NEW: the whole installation in NEW
 #!/bin/sh
 # Kernel Studio (installed by install.sh): the environment beside this script, wherever it is.
 here=$(dirname "$(readlink -f "$0")")
-exec "$here/../venv/bin/python" -m app "$@"
+exec "$here/../venv/bin/python" -P -m app "$@"  # -P: never app/ from the working folder
 EOF
   chmod 755 "$new/bin/kernel-studio" "$new"
   for name in manifest.json manifest.sig signing-key.pub requirements.txt install.sh \
