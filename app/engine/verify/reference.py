@@ -109,8 +109,9 @@ class Reference:
         real = check_location(path, folder)
         self.limit = time_limit()
         self.sandboxed = sandbox.available()[0]
+        # No /dev/shm for everyone (a chroot, say): the usual temporary folder, never "None/".
         self.scratch = Path(tempfile.mkdtemp(prefix="reference-",
-                                             dir=str(scratch_parent or _scratch_parent())))
+                                             dir=scratch_parent or _scratch_parent()))
         self._stderr = tempfile.TemporaryFile()
         self._pending = b""
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
