@@ -2,13 +2,14 @@
 every dependency of theirs that a minimal system of the same release lacks, downloaded with
 `apt-get download` on the build machine.
 
-A minimal system is taken to hold the Essential and Priority: required packages (as debootstrap
-makes it) and everything they depend on; those are left out. Where a dependency offers
+A minimal system is taken to hold the Essential and Priority: required packages and apt (as
+debootstrap's minbase makes it) and what they need; those are left out. Where a dependency offers
 alternatives, the first real package is taken, as apt would on a fresh system.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 from pathlib import Path
@@ -30,9 +31,11 @@ def _apt(*args: str) -> str:
     return subprocess.run(list(args), check=True, capture_output=True, text=True).stdout
 
 
-def _choose(group: list[str], providers: dict[str, list[str]]) -> str | None:
+def _choose(group: list[str], providers: dict[str, list[str]], strict: bool) -> str | None:
     """The package apt would take for one dependency: the first real alternative, or the
-    first provider of a virtual one."""
+    first provider of a virtual one. `strict`: only a dependency with no choice in it."""
+    if strict:
+        return group[0] if len(group) == 1 and not group[0].startswith("<") else None
     for name in group:
         if not name.startswith("<"):
             return name
@@ -41,8 +44,9 @@ def _choose(group: list[str], providers: dict[str, list[str]]) -> str | None:
     return None
 
 
-def parse_depends(text: str) -> dict[str, list[str]]:
-    """Dependencies per package from `apt-cache depends` output, alternatives resolved."""
+def parse_depends(text: str, strict: bool = False) -> dict[str, list[str]]:
+    """Dependencies per package from `apt-cache depends` output, alternatives resolved (or,
+    `strict`, left out)."""
     result: dict[str, list[str]] = {}
     current, group, virtual = "", [], ""
     providers: dict[str, list[str]] = {}
@@ -63,29 +67,36 @@ def parse_depends(text: str) -> dict[str, list[str]]:
         elif line.startswith("    "):
             providers.setdefault(virtual, []).append(line.strip())
     for name, items in result.items():
-        chosen = (_choose(pending[int(i[1:])], providers) for i in items)
+        chosen = (_choose(pending[int(i[1:])], providers, strict) for i in items)
         result[name] = [c.split(":")[0] for c in chosen if c]
     return result
 
 
-def closure(roots: list[str]) -> set[str]:
-    """Every package `roots` need, following dependencies level by level."""
+def closure(roots: list[str], strict: bool = False) -> set[str]:
+    """Every package `roots` need, following dependencies level by level (`strict`: only
+    those that leave no choice)."""
     seen: set[str] = set()
     frontier = sorted(set(roots))
     while frontier:
         seen.update(frontier)
-        depends = parse_depends(_apt("apt-cache", "depends", *DEPENDS_OPTIONS, *frontier))
+        depends = parse_depends(_apt("apt-cache", "depends", *DEPENDS_OPTIONS, *frontier),
+                                strict)
         frontier = sorted({d for deps in depends.values() for d in deps} - seen)
     return seen
 
 
 def base_system() -> set[str]:
-    """What every system of this release has: Essential and required packages, with their
-    dependencies (read from this machine's package database)."""
-    text = _apt("dpkg-query", "-W", "-f", "${Package} ${Priority} ${Essential}\n")
-    roots = [line.split()[0] for line in text.splitlines()
-             if " required" in line or line.endswith(" yes")]
-    return closure(roots)
+    """What every system of this release has, as debootstrap's minbase makes it: the archive's
+    Essential and required packages and apt, with the dependencies that leave no choice. (A
+    package left out of this guess only costs the bundle its size: apt on the site takes from
+    the bundle only what is missing.)"""
+    roots, package = ["apt"], ""
+    for line in _apt("apt-cache", "dumpavail").splitlines():
+        if line.startswith("Package: "):
+            package = line.split()[1]
+        elif line in ("Priority: required", "Essential: yes"):
+            roots.append(package)
+    return closure(roots, strict=True)
 
 
 def download(target: Path, extra: list[str] | None = None) -> list[str]:
@@ -97,4 +108,18 @@ def download(target: Path, extra: list[str] | None = None) -> list[str]:
     subprocess.run(["apt-get", "download", "-q", *wanted], check=True, cwd=target,
                    stdout=subprocess.DEVNULL)
     (target / "needed.txt").write_text("\n".join(roots) + "\n")
+    write_index(target)
     return wanted
+
+
+def write_index(target: Path) -> None:
+    """A Packages index of the folder's .deb files: on the site, apt uses the folder as a
+    repository and so upgrades an installed package only where a new one needs it (an older
+    point release's python3.11 for the bundle's python3.11-venv, say)."""
+    paragraphs = []
+    for deb in sorted(target.glob("*.deb")):
+        control = _apt("dpkg-deb", "-f", str(deb)).rstrip("\n")
+        sha256 = hashlib.sha256(deb.read_bytes()).hexdigest()
+        paragraphs.append(f"{control}\nFilename: ./{deb.name}\nSize: {deb.stat().st_size}\n"
+                          f"SHA256: {sha256}\n")
+    (target / "Packages").write_text("\n".join(paragraphs))

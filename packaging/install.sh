@@ -67,13 +67,15 @@ missing_packages() {  # the needed Debian packages that are not installed, one p
   done < "$list"
 }
 
-uninstalled_debs() {  # the bundle's .deb files whose package is not installed
-  for deb in "$1"/debs/*.deb; do
-    [ -f "$deb" ] || continue
-    package=$(dpkg-deb -f "$deb" Package)
-    dpkg-query -W -f '${Status}\n' "$package" 2>/dev/null | grep -q "install ok installed" \
-      || echo "$deb"
-  done
+apt_from_bundle() {  # apt_from_bundle DEBS ARGS...: apt-get with the bundle's debs/ as its only
+  # repository (checked already, hence trusted=yes), and its lists and cache in a scratch folder
+  local debs=$1 scratch="$work/apt"
+  shift
+  mkdir -p "$scratch/lists/partial" "$scratch/cache/archives/partial" "$scratch/parts"
+  echo "deb [trusted=yes] file:$debs ./" > "$scratch/sources.list"
+  chmod -R a+rX "$work"  # apt reads file: sources as its own unprivileged user
+  apt-get -q -o Dir::Etc::SourceList="$scratch/sources.list" -o Dir::Etc::SourceParts="$scratch/parts" \
+    -o Dir::State::Lists="$scratch/lists" -o Dir::Cache="$scratch/cache" "$@"
 }
 
 system_packages() {  # system_packages CHECKED: install what is missing, or say how
@@ -94,9 +96,10 @@ system_packages() {  # system_packages CHECKED: install what is missing, or say 
     die "then run this again (or pass --skip-system to install the app without them)"
   fi
   echo "installing system packages from the bundle: $missing"
-  mapfile -t files < <(uninstalled_debs "$checked")
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    --no-download "${files[@]}" || die "apt-get could not install them (see above)"
+  apt_from_bundle "$checked/debs" update >/dev/null || die "apt-get could not read the bundle's debs/"
+  # shellcheck disable=SC2086  # one word per package
+  DEBIAN_FRONTEND=noninteractive apt_from_bundle "$checked/debs" install -y \
+    --no-install-recommends $missing || die "apt-get could not install them (see above)"
 }
 
 clean_pip() {  # pip without this machine's pip settings: nothing but the bundle may enter
