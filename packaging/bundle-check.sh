@@ -81,8 +81,8 @@ offline bash "$prefix/bundle/install.sh" --uninstall --prefix "$prefix"
 tar_mb=$(( $(stat -c %s "$bundle") / 1000000 ))
 {
   echo "bundle: $(basename "$bundle") ${tar_mb} MB"
-  tar -tvf "$bundle" | awk '{split($6, p, "/"); s[p[2]] += $3} END {for (k in s) \
-    printf "  %-12s %6.0f MB\n", k, s[k] / 1e6}' | sort
+  tar -tvf "$bundle" | awk '$1 !~ /^d/ && $6 ~ /\/.*\// {split($6, p, "/"); s[p[2]] += $3; n[p[2]]++}
+    END {for (k in s) printf "  %-8s %4d files %6.0f MB\n", k, n[k], s[k] / 1e6}' | sort
   echo "build: ${build_s} s; install (unshare -n, incl. the model): ${install_s} s"
   grep -E '^installed in' "$work/install.log"
 } | tee "$work/summary.txt"
