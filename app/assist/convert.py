@@ -17,6 +17,7 @@ from app.assist.errors import AssistError, ModelMissing, ModelRefused
 from app.assist.manifest import MANIFEST_NAME, Progress, sha256_file, write_manifest
 from app.assist.modelfiles import check_gguf, check_links, check_weights
 from app.assist.safety import check_contents
+from app.assist.teach.adapters import install_shipped
 from app.paths import models_dir
 
 DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
@@ -209,12 +210,14 @@ def import_model(source: Path, name: str | None = None, force: bool = False,
 
 
 def prepare_default_model(force: bool = False, progress: Progress = _noop) -> Path:
-    """Convert the packaged SmolLM2 GGUF into models_dir() once; later calls only check it."""
+    """Convert the packaged SmolLM2 GGUF into models_dir() once (later calls only check it) and
+    install the adapters shipped for it (its default adapter) where they are missing."""
     folder = default_model_folder()
-    if (folder / MANIFEST_NAME).is_file() and not force:
-        return folder
-    return convert_gguf(find_default_gguf(), folder, DEFAULT_GGUF_SHA256, force=True,
-                        progress=progress)
+    if force or not (folder / MANIFEST_NAME).is_file():
+        convert_gguf(find_default_gguf(), folder, DEFAULT_GGUF_SHA256, force=True,
+                     progress=progress)
+    install_shipped(folder, force)
+    return folder
 
 
 def resolve_model(text: str | None, progress: Progress = _noop) -> Path:

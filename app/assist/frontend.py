@@ -12,6 +12,7 @@ from app.assist.errors import AssistError, GenerationFailed
 from app.assist.quant import DEVICES, QUANTIZATIONS
 from app.assist.session import ModelSession
 from app.assist.skills import load_skills, skill_folders
+from app.assist.teach.adapters import AUTO, resolve_adapter
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,9 +29,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use at most N tokens of context (default: the model's)")
     parser.add_argument("--threads", type=positive, metavar="N",
                         help="CPU threads for the model (default: torch's choice)")
-    parser.add_argument("--adapter", metavar="NAME",
-                        help="load the model's LoRA adapter NAME over it (kernel-studio teach "
-                             "adapters lists them; default: none)")
+    parser.add_argument("--adapter", metavar="NAME", default=AUTO,
+                        help="the model's LoRA adapter to load over it: a name (kernel-studio "
+                             "teach adapters lists them), 'none' for the base model alone, or "
+                             "'auto' (the default): the adapter named 'default' when the model "
+                             "has one")
 
 
 def positive(text: str) -> int:
@@ -70,7 +73,7 @@ def session_from_args(args: argparse.Namespace, progress: StderrProgress) -> Mod
     folder = resolve_model(args.model, progress)
     return ModelSession(folder, device=args.device, quantization=args.quantization,
                         context_tokens=args.context_tokens, progress=progress,
-                        threads=args.threads, adapter=args.adapter)
+                        threads=args.threads, adapter=resolve_adapter(folder, args.adapter))
 
 
 def batch_model_from_args(args: argparse.Namespace, progress: StderrProgress) -> BatchModel:
@@ -78,7 +81,7 @@ def batch_model_from_args(args: argparse.Namespace, progress: StderrProgress) ->
     folder = resolve_model(args.model, progress)
     return BatchModel(folder, device=args.device, quantization=args.quantization,
                       context_tokens=args.context_tokens, progress=progress,
-                      threads=args.threads, adapter=args.adapter)
+                      threads=args.threads, adapter=resolve_adapter(folder, args.adapter))
 
 
 def report_error(command: str, error: Exception) -> int:

@@ -1,10 +1,11 @@
-"""`kernel-studio teach data|train|adapters`. `data` builds a training set for the local model only
-from kernels that pass verification on specs that pass spec-check (the templates, then a
-generator of level-1 and level-2 kernels), with held-out tasks and near copies of them refused.
+"""`kernel-studio teach data|train|judge|adapters`. `data` builds a training set for the local
+model only from kernels that pass verification on specs that pass spec-check (the templates, then
+a generator of level-1 and level-2 kernels), with held-out tasks and near copies of them refused.
 Exit 0 written, 2 bad usage, 3 nothing could be written, 130 cancelled (what was written is
-kept, whole). `train` makes a LoRA adapter from such a set (float32 on the CPU; QLoRA on a GPU is
-a later step); Ctrl+C keeps a checkpoint that --resume continues. `adapters` lists the adapters
-of a model, each checked against its manifest."""
+kept, whole). `train` makes a LoRA adapter from such a set (float32 on the CPU, QLoRA over the
+NF4 model on a GPU); Ctrl+C keeps a checkpoint that --resume continues. `judge` keeps an adapter
+only when held-out evals before and after it show a lift. `adapters` lists the adapters of a
+model, each checked against its manifest."""
 
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ by name before anything is read; weights are safetensors only."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,12 +17,17 @@ from app.assist.errors import ModelRefused
 from app.assist.manifest import MANIFEST_NAME, read_manifest, verify_manifest, write_manifest
 from app.assist.modelfiles import check_safetensors
 from app.assist.safety import refuse_pickles, refuse_remote_code
+from app.paths import RESOURCES
 
 ADAPTERS_DIR = "adapters"
 CONFIG_NAME = "adapter_config.json"
 WEIGHTS_NAME = "adapter_model.safetensors"
 CARD_NAME = "card.json"
 REQUIRED = (CONFIG_NAME, WEIGHTS_NAME, MANIFEST_NAME)
+# The adapter a model uses unless told otherwise (`--adapter auto`, the GUI's "automatic").
+DEFAULT_NAME = "default"
+AUTO = "auto"
+NONE = "none"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
@@ -101,6 +108,37 @@ def list_adapters(model_folder: Path) -> list[AdapterInfo]:
             problem = str(error)
         found.append(AdapterInfo(folder.name, folder, problem, read_card(folder)))
     return found
+
+
+def resolve_adapter(model_folder: Path, requested: str | None) -> str | None:
+    """The adapter to load for --adapter: 'auto' (or nothing) is the model's adapter named
+    'default' when it has one, 'none' the base model alone, anything else that name (checked
+    when the model loads)."""
+    if requested in (None, AUTO):
+        return DEFAULT_NAME if (adapters_root(model_folder) / DEFAULT_NAME).is_dir() else None
+    return None if requested == NONE else requested
+
+
+def install_shipped(model_folder: Path, force: bool = False) -> list[str]:
+    """Copy the adapters shipped for this model (resources/adapters/<model folder name>/) into
+    its adapters/ folder, each checked against its own manifest before it is moved into place;
+    an adapter already there stays unless `force`. The names installed."""
+    source_root = RESOURCES / ADAPTERS_DIR / model_folder.name
+    sources = sorted(p for p in source_root.iterdir() if p.is_dir()) if source_root.is_dir() \
+        else []
+    installed = []
+    for source in sources:
+        target = adapters_root(model_folder) / check_name(source.name)
+        if target.is_dir() and not force:
+            continue
+        staging = adapters_root(model_folder) / f".{source.name}.staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(source, staging)
+        verify_manifest(staging)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+        installed.append(source.name)
+    return installed
 
 
 def recorded_source(folder: Path) -> dict[str, Any]:
