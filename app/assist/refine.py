@@ -216,6 +216,7 @@ class RefineLoop:
         self._in_flight = 0
         self.generate_s = 0.0
         self._last_batch_s = 0.0
+        self._passed_first = False  # Stop was set because a chain passed (not by the user)
 
     def run(self, chains: list[Chain]) -> None:
         """Every chain to its end (or until Stop); attempts land in the run folder."""
@@ -300,7 +301,7 @@ class RefineLoop:
         attempt = self._new_attempt(chain, prompt, request, answer, size)
         folder = Path(attempt.folder)
         if answer.stopped:
-            return self._conclude(chain, attempt, STOPPED, "stopped by the user", ready)
+            return self._conclude(chain, attempt, STOPPED, self._why_stopped(), ready)
         if _wrote_nothing(answer, request.prefix):
             folder.mkdir(parents=True, exist_ok=True)
             atomic_write_text(folder / "answer.md", answer.text)
@@ -317,6 +318,11 @@ class RefineLoop:
         future.add_done_callback(lambda f: self._results.put((chain, attempt, f)))
         return None
 
+    def _why_stopped(self) -> str:
+        """Why a chain was cut short: the user's Stop, or another chain's pass."""
+        return "stopped: another chain passed first" if self._passed_first else \
+            "stopped by the user"
+
     def _settle(self, chain: Chain, attempt: Attempt, future: Future[Verdict],
                 ready: deque[Chain]) -> None:
         """Record a verdict and decide whether the chain goes on."""
@@ -328,6 +334,8 @@ class RefineLoop:
             except Exception as error:  # noqa: BLE001 - a verifier bug must not end the run
                 verdict = Verdict(Status.UNVERIFIED, f"verification failed: {error}")
         attempt.verify_s = verdict.seconds
+        if verdict.status == Status.CANCELLED and self._passed_first:
+            verdict = replace(verdict, message=self._why_stopped())
         if verdict.status == Status.COMPILE_ERROR:
             attempt.feedback = diagnostics_feedback(verdict.diagnostics, _source(attempt))
         elif verdict.status in REFINABLE:
@@ -345,6 +353,7 @@ class RefineLoop:
         else:
             ready.append(chain)
         if status == Status.PASSED and self.settings.stop_on_first_pass:
+            self._passed_first = True
             self.stop.set()
         if self.on_attempt:
             self.on_attempt(chain, attempt)

@@ -18,7 +18,7 @@ from app.assist.session import GenerationOptions
 from app.assist.tasks import TASKS_DIR, load_task
 from app.assist.verifypool import VerifyPool
 from app.engine.verify.runs import VerifyOptions
-from tests.assist.scripted import SPINS, ScriptedModel, action_of, learner
+from tests.assist.scripted import ADDS, SPINS, ScriptedModel, action_of, learner
 
 ADD = TASKS_DIR / "add_f32" / "add_f32.toml"
 
@@ -79,6 +79,24 @@ def test_stop_ends_the_loop_and_keeps_the_attempts_made(tmp_path: Path) -> None:
     assert [a.status for a in chain.attempts] == ["compile_error", "stopped"]
     assert not chain.passed
     assert load_attempt(Path(chain.attempts[0].folder)) is not None
+
+
+def test_chains_cut_short_by_a_pass_say_so_not_that_the_user_stopped(tmp_path: Path) -> None:
+    """Chain 1 writes a kernel that hangs, chain 2 one that passes: the hanging one's verify is
+    cancelled when chain 2 passes, and its message names the pass, not a user's Stop."""
+    task = load_task(ADD)
+    job = Job(task.name, task.spec(), task.description, "arm", False)
+    chains = [Chain(job, i, i, GenerationOptions()) for i in range(2)]
+    answers = iter([SPINS, ADDS])
+    model = ScriptedModel(lambda _request: next(answers))
+    stop = threading.Event()
+    settings = LoopSettings(tmp_path / "run", 1, batch=1, stop_on_first_pass=True)
+    with VerifyPool(VerifyOptions(backend="cpu", timeout=20.0), 2, stop) as pool:
+        RefineLoop(model, pool, settings, stop).run(chains)
+    hanging, passing = (c.attempts[0] for c in chains)
+    assert passing.status == "passed"
+    assert hanging.status == "cancelled"
+    assert hanging.message == "stopped: another chain passed first"
 
 
 def test_a_hanging_candidate_is_killed_and_its_verdict_says_so(tmp_path: Path) -> None:
