@@ -1,11 +1,13 @@
-"""`kernel-studio teach data|train|judge|adapters`. `data` builds a training set for the local
-model only from kernels that pass verification on specs that pass spec-check (the templates, then
-a generator of level-1 and level-2 kernels), with held-out tasks and near copies of them refused.
-Exit 0 written, 2 bad usage, 3 nothing could be written, 130 cancelled (what was written is
-kept, whole). `train` makes a LoRA adapter from such a set (float32 on the CPU, QLoRA over the
-NF4 model on a GPU); Ctrl+C keeps a checkpoint that --resume continues. `judge` keeps an adapter
-only when held-out evals before and after it show a lift. `adapters` lists the adapters of a
-model, each checked against its manifest."""
+"""`kernel-studio teach data|allow|disallow|sources|train|judge|adapters`. `data` builds a training
+set for the local model only from kernels that pass verification on specs that pass spec-check
+(the templates, the specs in folders the user allowed with `teach allow DIR`, the proposals the
+assistant kept, then a generator of level-1 and level-2 kernels), with held-out tasks and near
+copies of them refused. Exit 0 written, 2 bad usage, 3 nothing could be written, 130 cancelled
+(what was written is kept, whole). `allow`/`disallow` add or remove a folder of the user's as a
+source; `sources` lists them. `train` makes a LoRA adapter from such a set (float32 on the CPU,
+QLoRA over the NF4 model on a GPU); Ctrl+C keeps a checkpoint that --resume continues. `judge`
+keeps an adapter only when held-out evals before and after it show a lift. `adapters` lists the
+adapters of a model, each checked against its manifest."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import argparse
 import itertools
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from app.assist import quant
@@ -22,17 +25,40 @@ from app.assist.frontend import positive
 from app.assist.session import cpu_threads
 from app.assist.tasks import TaskError, load_suite
 from app.assist.teach.adapters import list_adapters
-from app.assist.teach.data import DATA_NAME, DataError, Summary, build, template_candidates
+from app.assist.teach.candidate import Candidate
+from app.assist.teach.data import (
+    DATA_NAME,
+    GENERATED,
+    DataError,
+    Skipped,
+    Summary,
+    build,
+    template_candidates,
+)
 from app.assist.teach.generate import FAMILIES, candidates
 from app.assist.teach.guard import Guard
 from app.assist.teach.judge import apply, check_runs, discard_folder, judge, read_result
 from app.assist.teach.recipe import train_adapter
+from app.assist.teach.sources import (
+    SourcesError,
+    allow,
+    allowed_candidates,
+    allowed_folders,
+    count_specs,
+    disallow,
+    proposal_candidates,
+    sources_path,
+)
 from app.assist.teach.train import Settings
 from app.paths import data_dir
 
 HELP = ("teach the local model from verified kernels: build a training set (teach data), "
-        "train a LoRA adapter (teach train), list a model's adapters (teach adapters)")
+        "choose your folders it may learn from (teach allow), train a LoRA adapter (teach "
+        "train), list a model's adapters (teach adapters)")
 DEFAULT_COUNT = 200
+# Drops named on the terminal (summary.json names them all); the generator's are counted only.
+SHOWN_DROPS = 12
+Source = Iterator[Candidate | Skipped]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,14 +69,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="folder for train.jsonl and summary.json (default: the data folder's "
                            "teach/data); an existing train.jsonl is added to")
     data.add_argument("--count", type=int, default=DEFAULT_COUNT,
-                      help=f"examples to write, templates first (default {DEFAULT_COUNT})")
+                      help=f"examples to write: templates first, then your allowed folders and "
+                           f"kept proposals, then generated ones (default {DEFAULT_COUNT})")
     data.add_argument("--seed", type=int, default=0, help="the generator's seed (default 0)")
     data.add_argument("--family", action="append", choices=sorted(FAMILIES), default=None,
                       help="generate only these families (repeat the option; default all)")
     data.add_argument("--no-templates", action="store_true", help="leave the templates out")
+    data.add_argument("--no-allowed", action="store_true",
+                      help="leave out the folders allowed with teach allow (used by default "
+                           "once one is allowed)")
+    data.add_argument("--no-proposals", action="store_true",
+                      help="leave out the proposals the assistant kept once they passed")
+    data.add_argument("--no-generated", action="store_true", help="leave the generator out")
     data.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
                       help="where kernels are verified (default: the best there is)")
     data.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _source_arguments(sub)
     _train_arguments(sub.add_parser("train", help="train a LoRA adapter on a training set"))
     listing = sub.add_parser("adapters", help="list a model's LoRA adapters, each checked")
     listing.add_argument("--model", metavar="PATH",
@@ -65,6 +99,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     verdict.add_argument("--adapter", required=True, metavar="NAME", help="the adapter judged")
     verdict.add_argument("--model", metavar="PATH",
                          help="a model folder or name (default: the prepared default model)")
+
+
+def _source_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`allow`, `disallow` and `sources`."""
+    allowing = sub.add_parser("allow", help="let teach data learn from the verified specs in a "
+                              "folder of yours (each is verified and spec-checked again)")
+    allowing.add_argument("folder", type=Path, help="a folder that holds specs and kernels")
+    disallowing = sub.add_parser("disallow", help="stop teach data learning from a folder")
+    disallowing.add_argument("folder", type=Path, help="a folder allowed before")
+    listing = sub.add_parser("sources", help="list the folders teach data may learn from and "
+                             "the proposals kept")
+    listing.add_argument("--json", action="store_true", help="print the list as JSON")
 
 
 def _train_arguments(parser: argparse.ArgumentParser) -> None:
@@ -147,6 +193,34 @@ def _report(summary: Summary, out: Path, as_json: bool) -> None:
           f"{summary.weak_spec} with a weak spec and {summary.not_canonical} whose kernel cannot "
           f"start as a proposal's answer does; refused {summary.refused_heldout} that showed "
           "a held-out task", file=sys.stderr)
+    for source, counts in sorted(summary.sources.items()):
+        print(f"  {source}: " + ", ".join(f"{what} {counts[what]}" for what in
+                                         ("tried", "written", "dropped", "refused", "unreadable")
+                                         if counts[what]), file=sys.stderr)
+    _name_drops(summary, out)
+
+
+def _name_drops(summary: Summary, out: Path) -> None:
+    """Name what was dropped, refused or unreadable, the generator's drops left to the file."""
+    named = summary.unreadable + [d for d in summary.dropped if not d.startswith(GENERATED)]
+    for line in named[:SHOWN_DROPS]:
+        print(f"  {line}", file=sys.stderr)
+    if len(named) > SHOWN_DROPS or len(named) < len(summary.unreadable + summary.dropped):
+        print(f"  (every one is named in {out / 'summary.json'})", file=sys.stderr)
+
+
+def _sources(args: argparse.Namespace) -> list[Source]:
+    """The candidate sources for `teach data`, in the order they are taken."""
+    chosen: list[Source] = []
+    if not args.no_templates:
+        chosen.append(iter(template_candidates()))
+    if not args.no_allowed:
+        chosen.append(allowed_candidates(allowed_folders()))
+    if not args.no_proposals:
+        chosen.append(proposal_candidates())
+    if not args.no_generated:
+        chosen.append(iter(candidates(args.seed, args.family)))
+    return chosen
 
 
 def _data(args: argparse.Namespace) -> int:
@@ -156,15 +230,17 @@ def _data(args: argparse.Namespace) -> int:
         return 2
     try:
         guard = Guard.of(load_suite())
+        sources = _sources(args)
     except TaskError as error:
         print(f"kernel-studio teach data: the task suite is broken, so held-out tasks cannot be "
               f"kept out: {error}", file=sys.stderr)
         return 2
+    except SourcesError as error:
+        print(f"kernel-studio teach data: {error}", file=sys.stderr)
+        return 2
     out = args.out or data_dir() / "teach" / "data"
-    generated = candidates(args.seed, args.family)
-    sources = generated if args.no_templates else itertools.chain(template_candidates(), generated)
     try:
-        summary = build(out, args.count, sources, guard, _say, args.backend)
+        summary = build(out, args.count, itertools.chain(*sources), guard, _say, args.backend)
     except DataError as error:
         print(f"kernel-studio teach data: {error}", file=sys.stderr)
         return 3
@@ -173,6 +249,55 @@ def _data(args: argparse.Namespace) -> int:
         print("cancelled: the examples written so far are kept", file=sys.stderr)
         return 130
     return 0 if summary.written else 3
+
+
+def _allow(args: argparse.Namespace) -> int:
+    """Add a folder to the allowed ones; exit 2 when it is not a folder."""
+    try:
+        folder, added = allow(args.folder)
+    except SourcesError as error:
+        print(f"kernel-studio teach allow: {error}", file=sys.stderr)
+        return 2
+    state = "allowed" if added else "already allowed"
+    print(f"{state}: {folder} ({count_specs(folder)} spec(s) with a kernel there); teach data "
+          "verifies and spec-checks each again, and runs its code only inside the sandbox or "
+          "when you trusted it (kernel-studio trust)")
+    return 0
+
+
+def _disallow(args: argparse.Namespace) -> int:
+    """Remove a folder from the allowed ones; exit 2 when it was not allowed."""
+    try:
+        folder = disallow(args.folder)
+    except SourcesError as error:
+        print(f"kernel-studio teach disallow: {error}", file=sys.stderr)
+        return 2
+    print(f"no longer allowed: {folder} (examples already written from it stay in train.jsonl "
+          "files until you build them again)")
+    return 0
+
+
+def _list_sources(args: argparse.Namespace) -> int:
+    """List the allowed folders (each with its spec count, or gone) and the kept proposals."""
+    try:
+        folders = allowed_folders()
+    except SourcesError as error:
+        print(f"kernel-studio teach sources: {error}", file=sys.stderr)
+        return 2
+    rows = [{"folder": str(f), "exists": f.is_dir(), "specs": count_specs(f) if f.is_dir()
+             else 0} for f in folders]
+    kept = sum(1 for c in proposal_candidates() if isinstance(c, Candidate))
+    if args.json:
+        print(json.dumps({"file": str(sources_path()), "allowed": rows, "proposals": kept},
+                         indent=1))
+        return 0
+    for row in rows:
+        state = f"{row['specs']} spec(s)" if row["exists"] else "GONE (teach disallow it)"
+        print(f"{row['folder']}: {state}")
+    if not rows:
+        print("no folder allowed (kernel-studio teach allow DIR adds one)", file=sys.stderr)
+    print(f"kept proposals: {kept}")
+    return 0
 
 
 def _judge(args: argparse.Namespace) -> int:
@@ -215,5 +340,6 @@ def _adapters(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen step."""
-    steps = {"adapters": _adapters, "train": _train, "data": _data, "judge": _judge}
+    steps = {"adapters": _adapters, "train": _train, "data": _data, "judge": _judge,
+             "allow": _allow, "disallow": _disallow, "sources": _list_sources}
     return steps[args.teach_command](args)

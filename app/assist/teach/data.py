@@ -1,6 +1,8 @@
 """Building a training set (`kernel-studio teach data`): every example is a kernel that passed
 verification on a spec that passed spec-check, none shows a held-out task, and each carries the
-SHA-256 of its files. Examples are appended one whole line at a time (and synced), so a run that
+SHA-256 of its files. Sources: the shipped templates, folders the user allowed, proposals the
+assistant kept, and the generator (app.assist.teach.sources, .generate); all are judged alike.
+Examples are appended one whole line at a time (and synced), so a run that
 is cancelled, or stops on a full disk, leaves every line before it complete and nothing else."""
 
 from __future__ import annotations
@@ -33,11 +35,31 @@ SUMMARY_NAME = "summary.json"
 # Give up when this many candidates per wanted example have not given enough.
 TRIES_PER_EXAMPLE = 4
 
+# Candidates of these families come from a source of that name; every other family is the
+# generator's.
+NAMED_SOURCES = ("template", "user", "proposal")
+GENERATED = "generated"
+
 Say = Callable[[str], None]
 
 
 class DataError(Exception):
     """The training set could not be written (a full disk, say); what was written stays whole."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something a source found but could not make a candidate of (a spec that does not
+    parse, a kernel that cannot be read): counted and named in the summary, never judged."""
+
+    source: str
+    name: str
+    why: str
+
+
+def source_of(family: str) -> str:
+    """The source a candidate of this family came from."""
+    return family if family in NAMED_SOURCES else GENERATED
 
 
 @dataclass
@@ -53,6 +75,16 @@ class Summary:
     refusals: list[str] = field(default_factory=list)
     cancelled: bool = False
     seconds: float = 0.0
+    # Per source (template, user, proposal, generated): tried, written, dropped, refused,
+    # unreadable.
+    sources: dict[str, Counter[str]] = field(default_factory=dict)
+    # "source entry: why" for every candidate dropped or refused, and every unreadable find.
+    dropped: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+    def count(self, source: str, what: str) -> None:
+        """One more `what` for this source."""
+        self.sources.setdefault(source, Counter())[what] += 1
 
     def as_dict(self) -> dict[str, Any]:
         """The summary as JSON-ready data."""
@@ -62,7 +94,9 @@ class Summary:
                 "dropped_not_canonical": self.not_canonical,
                 "refused_heldout": self.refused_heldout,
                 "refusals": self.refusals, "cancelled": self.cancelled,
-                "seconds": round(self.seconds, 1)}
+                "seconds": round(self.seconds, 1),
+                "sources": {name: dict(counts) for name, counts in sorted(self.sources.items())},
+                "dropped": self.dropped, "unreadable": self.unreadable}
 
 
 def sha256_text(text: str) -> str:
@@ -70,7 +104,7 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _leading_comment(text: str) -> str:
+def leading_comment(text: str) -> str:
     """The comment lines at the top of a spec (templates describe themselves there)."""
     lines = []
     for line in text.splitlines():
@@ -90,7 +124,7 @@ def template_candidates(folder: Path = TEMPLATES_DIR) -> Iterator[Candidate]:
             reference = spec.reference_path.read_text("utf-8")
         except (SpecError, OSError, UnicodeDecodeError):
             continue
-        yield Candidate("template", 0, spec.entry, _leading_comment(text), kernel, reference,
+        yield Candidate("template", 0, spec.entry, leading_comment(text), kernel, reference,
                         [], (), (), [], extra={"spec_text": text, "spec_path": spec_path})
 
 
@@ -127,6 +161,19 @@ def _spec_path(candidate: Candidate, work: Path) -> Path:
     return path if isinstance(path, Path) else candidate.write(work / candidate.entry)
 
 
+def _first_line(message: str) -> str:
+    """A message's first line, cut short (the summary names many of them)."""
+    return (message.splitlines() or [""])[0][:120]
+
+
+def _vouched(candidate: Candidate) -> bool | None:
+    """Whether the builder vouches for the candidate's code running here: the generator's and
+    the shipped templates', yes; a user's or a kept proposal's (extra["vouched"] None) only as
+    app.trust decides (inside the sandbox, or content the user trusted)."""
+    vouched = candidate.extra.get("vouched", True)
+    return vouched if vouched is None else bool(vouched)
+
+
 @dataclass
 class Builder:
     """Judges candidates and appends the ones that pass."""
@@ -137,13 +184,22 @@ class Builder:
     backend: str = "cpu"
     summary: Summary = field(default_factory=Summary)
 
-    def judge(self, candidate: Candidate, work: Path) -> tuple[str, Candidate]:
-        """('' when the candidate may enter, else why not (and counts it); the candidate with
-        its kernel in the form a proposal's answer takes, which is what is verified)."""
+    def refuse(self, candidate: Candidate) -> str:
+        """Why the guard keeps this candidate out ('' when it does not), counted."""
         why = self.guard.refuse(candidate.entry, candidate.description, candidate.kernel)
+        path = candidate.extra.get("spec_path")
+        if not why and isinstance(path, Path) and self.guard.heldout.holds(path):
+            why = "lies in a held-out task's folder"
         if why:
             self.summary.refused_heldout += 1
             self.summary.refusals.append(f"{candidate.entry}: {why}")
+        return why
+
+    def judge(self, candidate: Candidate, work: Path) -> tuple[str, Candidate]:
+        """('' when the candidate may enter, else why not (and counts it); the candidate with
+        its kernel in the form a proposal's answer takes, which is what is verified)."""
+        why = self.refuse(candidate)
+        if why:
             return why, candidate
         canonical = _canonical(candidate, _spec_path(candidate, work), work)
         if canonical is None:
@@ -151,30 +207,45 @@ class Builder:
             return "its kernel cannot start as a proposal's answer does", candidate
         candidate, spec_path = canonical
         spec = load_spec(spec_path)
-        verdict = verify(spec, VerifyOptions(backend=self.backend, trusted=True), self.engine)
+        vouched = _vouched(candidate)
+        verdict = verify(spec, VerifyOptions(backend=self.backend, trusted=vouched), self.engine)
         if verdict.status != Status.PASSED:
             self.summary.failed_verify += 1
-            return f"verification: {verdict.status}: {verdict.message.splitlines()[0][:120]}", \
-                candidate
-        if check_spec(spec, vouched=True).status != Strength.STRONG:
+            return f"verification: {verdict.status}: {_first_line(verdict.message)}", candidate
+        checked = check_spec(spec, vouched=vouched)
+        if checked.status != Strength.STRONG:
             self.summary.weak_spec += 1
-            return "spec-check: the spec is weak", candidate
+            return f"spec-check: {checked.status}: {_first_line(checked.message)}", candidate
         return "", candidate
 
     def take(self, candidate: Candidate, work: Path) -> str:
         """Judge one candidate and write it when it passes; the verdict in words."""
+        source = source_of(candidate.family)
+        self.summary.count(source, "tried")
+        refused_before = self.summary.refused_heldout
         why, candidate = self.judge(candidate, work)
-        if not why:
-            append_line(self.out / DATA_NAME, record(candidate))
-            self.summary.written += 1
-            self.summary.families[candidate.family] += 1
-        return why or "passed"
+        if why:
+            refused = self.summary.refused_heldout > refused_before
+            self.summary.count(source, "refused" if refused else "dropped")
+            self.summary.dropped.append(f"{source} {candidate.entry}: {why}")
+            return why
+        append_line(self.out / DATA_NAME, record(candidate))
+        self.summary.written += 1
+        self.summary.families[candidate.family] += 1
+        self.summary.count(source, "written")
+        return "passed"
+
+    def skip(self, skipped: Skipped) -> None:
+        """Count and name something a source could not read."""
+        self.summary.count(skipped.source, "unreadable")
+        self.summary.unreadable.append(f"{skipped.source} {skipped.name}: {skipped.why}")
 
 
 def _canonical(candidate: Candidate, spec_path: Path, work: Path) -> tuple[Candidate, Path] | None:
     """The candidate with its kernel in canonical form (compact.canonical_kernel) and the spec
-    that verifies that very text; None when the kernel cannot take the form. A template is
-    copied first: the gallery is never written to."""
+    that verifies that very text; None when the kernel cannot take the form. A spec found in
+    place (a template, a user's folder, a kept proposal) is copied first, to a folder of its
+    own: those folders are never written to."""
     spec = load_spec(spec_path)
     kernel = canonical_kernel(spec, candidate.kernel)
     if kernel is None:
@@ -182,14 +253,15 @@ def _canonical(candidate: Candidate, spec_path: Path, work: Path) -> tuple[Candi
     if kernel == candidate.kernel:
         return candidate, spec_path
     if "spec_path" in candidate.extra:
-        folder = work / candidate.entry
-        shutil.copytree(spec_path.parent, folder, dirs_exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=f"{candidate.entry}-", dir=work))
+        shutil.copytree(spec_path.parent, folder, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(".*", "__pycache__"))
         spec_path = folder / spec_path.name
     atomic_write_text(spec_path.parent / spec.source, kernel)
     return replace(candidate, kernel=kernel), spec_path
 
 
-def build(out: Path, wanted: int, sources: Iterable[Candidate], guard: Guard,
+def build(out: Path, wanted: int, sources: Iterable[Candidate | Skipped], guard: Guard,
           say: Say = print, backend: str = "cpu") -> Summary:
     """Append up to `wanted` passing examples from sources to out/train.jsonl; the summary (also
     written to out/summary.json, on Ctrl+C too)."""
@@ -210,12 +282,19 @@ def build(out: Path, wanted: int, sources: Iterable[Candidate], guard: Guard,
     return builder.summary
 
 
-def _loop(builder: Builder, wanted: int, sources: Iterable[Candidate], work: Path, say: Say,
-          started: float) -> None:
-    """Take candidates until enough passed or too many were tried."""
-    for tried, candidate in enumerate(sources, start=1):
-        if builder.summary.written >= wanted or tried > wanted * TRIES_PER_EXAMPLE:
+def _loop(builder: Builder, wanted: int, sources: Iterable[Candidate | Skipped], work: Path,
+          say: Say, started: float) -> None:
+    """Take candidates until enough passed or too many were tried; what a source could not
+    read is counted and named (not a try)."""
+    tried = 0
+    for candidate in sources:
+        if builder.summary.written >= wanted or tried >= wanted * TRIES_PER_EXAMPLE:
             break
+        if isinstance(candidate, Skipped):
+            builder.skip(candidate)
+            say(f"{candidate.source} {candidate.name}: not read: {candidate.why}")
+            continue
+        tried += 1
         verdict = builder.take(candidate, work)
         done = builder.summary.written
         rate = (time.monotonic() - started) / max(done, 1)
