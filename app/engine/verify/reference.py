@@ -122,6 +122,12 @@ class Reference:
             cwd=str(self.scratch))
         self._finalizer = weakref.finalize(self, _stop, self.process, self.scratch, self._stderr)
         self._loaded = False
+        self.failed = False  # any error from it: an Engine never uses it again (warm.py)
+
+    @property
+    def usable(self) -> bool:
+        """Whether another request may be sent: no error so far, and the process lives."""
+        return not self.failed and self._finalizer.alive and self.process.poll() is None
 
     def wait(self) -> None:
         """Wait until the process has loaded the file (ReferenceError when it could not)."""
@@ -130,6 +136,7 @@ class Reference:
         try:
             self._reply("loading it")
         except ReferenceError:
+            self.failed = True
             self.close()
             raise
         self._loaded = True
@@ -139,6 +146,14 @@ class Reference:
         if not self._finalizer.alive:
             raise ReferenceError(f"{self.name}: the reference process was stopped earlier")
         self.wait()
+        try:
+            return self._call(arguments)
+        except BaseException:
+            self.failed = True  # a request may be left unanswered: never send another
+            raise
+
+    def _call(self, arguments: dict[str, Any]) -> dict[str, Array]:
+        """One request and its reply (see __call__)."""
         arrays: dict[str, str] = {}
         scalars: dict[str, Any] = {}
         for index, (name, value) in enumerate(arguments.items()):

@@ -24,7 +24,12 @@ from app.cases import CaseError, Resolved, resolve
 from app.compile import compile_file
 from app.dtypes import lookup
 from app.engine.verify import buffers, checks, memory
-from app.engine.verify.reference import ReferenceError, expected_outputs, load_reference
+from app.engine.verify.reference import (
+    Reference,
+    ReferenceError,
+    expected_outputs,
+    load_reference,
+)
 from app.engine.verify.results import (
     FINDING_PRIORITY,
     STOPPING,
@@ -34,6 +39,7 @@ from app.engine.verify.results import (
     Verdict,
     overall_status,
 )
+from app.engine.verify.warm import ReferencePool
 from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import (
     BufferItem,
@@ -95,7 +101,8 @@ class Prepared:
 
 
 class Engine:
-    """Warm workers and a private folder for buffer files, kept across verifications."""
+    """Warm workers, warm references (app.engine.verify.warm) and a private folder for buffer
+    files, kept across verifications."""
 
     def __init__(self) -> None:
         """Create the private folder (in memory where /dev/shm exists)."""
@@ -103,6 +110,7 @@ class Engine:
         base = str(shm) if shm.is_dir() and shm.stat().st_mode & 0o002 else None
         self.folder = Path(tempfile.mkdtemp(prefix="kernel-studio-", dir=base))
         self.handles: dict[tuple[str, tuple[str, ...]], WorkerHandle] = {}
+        self.references = ReferencePool()
 
     def handle(self, backend: str, wrapper: tuple[str, ...] = ()) -> WorkerHandle:
         """The worker handle for a backend (and wrapper such as a sanitizer)."""
@@ -116,6 +124,7 @@ class Engine:
         for handle in self.handles.values():
             handle.close()
         self.handles.clear()
+        self.references.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> Engine:
@@ -301,50 +310,86 @@ def _resolve_all(spec: Spec) -> list[Resolved] | Verdict:
         return Verdict(Status.SPEC_ERROR, str(error))
 
 
+def _reference(spec: Spec, references: ReferencePool | None) -> Reference:
+    """The spec's reference in a process of its own, sandboxed where a sandbox can be had:
+    warm from the pool when one is given, else started now (it loads while the caller goes
+    on; wait() says whether it could)."""
+    if references is None:
+        return load_reference(spec.reference_path, spec.base_dir, wait=False)
+    return references.get(spec.reference_path, spec.base_dir)
+
+
 def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,
-                guard: int, cancel: threading.Event | None, progress: Progress) -> Verdict:
-    """Verify on one worker handle with a given guard size (0 under a sanitizer)."""
+                guard: int, cancel: threading.Event | None, progress: Progress,
+                references: ReferencePool | None = None) -> Verdict:
+    """Verify on one worker handle with a given guard size (0 under a sanitizer); the
+    reference comes warm from `references` when given (an Engine's), else starts afresh."""
     decision = trust.decide(spec, options.trusted)  # app.trust: what may run, and where
     if decision.refusal:
         return Verdict(Status.UNVERIFIED, decision.refusal)
     resolved = _resolve_all(spec)
     if isinstance(resolved, Verdict):
         return resolved
-    try:  # in a process of its own, sandboxed where a sandbox can be had
-        reference = load_reference(spec.reference_path, spec.base_dir, wait=False)
+    try:
+        reference = _reference(spec, references)
     except ReferenceError as error:
         return Verdict(Status.REFERENCE_ERROR, str(error))
+    healthy = False
     try:
-        progress("starting the worker" + (" (the first time, the CPU emulation runtime is "
-                                          "built too: a few seconds)"
-                                          if handle.backend == "cpu" else ""), 0.0)
-        try:
-            worker = handle.ensure(readable=spec.base_dir)  # a sandbox's view is fixed at start
-        except WorkerFault as fault:
-            return Verdict(Status.UNVERIFIED, str(fault), backend=handle.backend)
-        device = HelloReply.from_message(worker.info).device
-        # A case this machine cannot hold is refused before anything is compiled or run.
-        progress("compiling the kernel", 0.02)
-        prepared = memory.refusal(spec, resolved, device, folder, guard) or \
-            _prepare(spec, options, handle.backend, device, folder)
-        if isinstance(prepared, Verdict):
-            prepared.backend, prepared.device = handle.backend, device
-            return prepared
-        try:
-            reference.wait()  # it loaded while the worker started
-        except ReferenceError as error:
-            return Verdict(Status.REFERENCE_ERROR, str(error))
-        ctx = RunContext(spec, options, handle, prepared, folder, guard, reference, cancel)
-        runs = _run_all(ctx, resolved, progress)
-        if isinstance(runs, Verdict):
-            runs.backend, runs.device = handle.backend, device
-            return runs
-        status = overall_status(runs)
-        return Verdict(status, _summary(status, runs), handle.backend, device,
-                       runs=runs, diagnostics=prepared.diagnostics,
-                       emulated=device.get("kind") == "emulation")
+        verdict = _verify_loaded(spec, options, handle, folder, guard, cancel, progress,
+                                 resolved, reference)
+        healthy = verdict.status != Status.REFERENCE_ERROR
+        return verdict
     finally:
-        reference.close()
+        if references is None:
+            reference.close()
+        else:
+            references.done(reference, healthy)
+
+
+def _verify_loaded(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,
+                   guard: int, cancel: threading.Event | None, progress: Progress,
+                   resolved: list[Resolved], reference: Reference) -> Verdict:
+    """verify_with once the reference is loading: worker, compile, every run."""
+    started = _start_and_compile(spec, options, handle, folder, guard, progress, resolved)
+    if isinstance(started, Verdict):
+        return started
+    device, prepared = started
+    try:
+        reference.wait()  # it loaded while the worker started (or was warm already)
+    except ReferenceError as error:
+        return Verdict(Status.REFERENCE_ERROR, str(error))
+    ctx = RunContext(spec, options, handle, prepared, folder, guard, reference, cancel)
+    runs = _run_all(ctx, resolved, progress)
+    if isinstance(runs, Verdict):
+        runs.backend, runs.device = handle.backend, device
+        return runs
+    status = overall_status(runs)
+    return Verdict(status, _summary(status, runs), handle.backend, device,
+                   runs=runs, diagnostics=prepared.diagnostics,
+                   emulated=device.get("kind") == "emulation")
+
+
+def _start_and_compile(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,
+                       guard: int, progress: Progress,
+                       resolved: list[Resolved]) -> tuple[dict[str, Any], Prepared] | Verdict:
+    """A live worker, its device, and the kernel compiled for it; or the verdict saying why
+    not (a case too big for this machine is refused before anything is compiled or run)."""
+    progress("starting the worker" + (" (the first time, the CPU emulation runtime is "
+                                      "built too: a few seconds)"
+                                      if handle.backend == "cpu" else ""), 0.0)
+    try:
+        worker = handle.ensure(readable=spec.base_dir)  # a sandbox's view is fixed at start
+    except WorkerFault as fault:
+        return Verdict(Status.UNVERIFIED, str(fault), backend=handle.backend)
+    device = HelloReply.from_message(worker.info).device
+    progress("compiling the kernel", 0.02)
+    prepared = memory.refusal(spec, resolved, device, folder, guard) or \
+        _prepare(spec, options, handle.backend, device, folder)
+    if isinstance(prepared, Verdict):
+        prepared.backend, prepared.device = handle.backend, device
+        return prepared
+    return device, prepared
 
 
 def _prepare(spec: Spec, options: VerifyOptions, backend: str, device: dict[str, Any],

@@ -40,7 +40,8 @@ def verify_sanitized(spec: Spec, options: VerifyOptions, engine: Engine,
                     timeout=options.timeout * SLOWDOWN, sanitize=None,
                     uninitialized_outputs=tool == "initcheck")
     try:
-        verdict = verify_with(spec, quick, handle, engine.folder, 0, cancel, progress)
+        verdict = verify_with(spec, quick, handle, engine.folder, 0, cancel, progress,
+                              engine.references)
     finally:
         handle.close()  # the sanitizer writes its summary when the worker exits
     return _judge(verdict, tool, log.read_text(errors="replace") if log.exists() else "")

@@ -43,7 +43,7 @@ def _verify(spec: Spec, options: VerifyOptions, engine: Engine,
     if backend is None:
         return Verdict(Status.UNVERIFIED, reason)
     return verify_with(spec, options, engine.handle(backend), engine.folder, buffers.GUARD_BYTES,
-                       cancel, progress)
+                       cancel, progress, engine.references)
 
 
 def verify_file(path: Path | str, options: VerifyOptions | None = None,

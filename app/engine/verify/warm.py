@@ -1,0 +1,125 @@
+"""References kept loaded across the verifications of one Engine.
+
+Starting a reference process costs a sandbox, a Python and a NumPy import: about 0.3 s, half a
+warm GPU verification. An Engine keeps each loaded reference in its process (still sandboxed
+where the sandbox is in force) and hands it to the next verification of the same reference,
+as long as nothing it could have read has changed: the reference file's bytes, the size and
+time of every file in the spec's folder, whether the sandbox is in force, and the time limit.
+A reference that failed in any way, or whose process is gone, is never handed out again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from app import sandbox
+from app.engine.verify.reference import Reference, check_location, time_limit
+
+# Loaded references kept at once (each is a Python process with NumPy: tens of MB).
+MAX_WARM = 4
+# A folder with more files than this is not stamped (walking it would cost more than a start):
+# its references are loaded afresh for every verification, as before.
+MAX_STAMPED_FILES = 2000
+
+
+def folder_stamp(folder: Path, limit: int = MAX_STAMPED_FILES) -> tuple[object, ...] | None:
+    """Path, size and modification time of every file under `folder` (bytecode caches
+    aside), or None when there are more than `limit` of them."""
+    entries: list[tuple[str, int, int]] = []
+    pending = [folder]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as listing:
+                for entry in listing:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != "__pycache__":
+                            pending.append(Path(entry.path))
+                        continue
+                    status = entry.stat()
+                    entries.append((entry.path, status.st_size, status.st_mtime_ns))
+        except OSError:
+            continue  # an unreadable folder is unreadable to the reference too
+        if len(entries) > limit:
+            return None
+    return tuple(sorted(entries))
+
+
+def reference_key(path: Path, folder: Path) -> tuple[object, ...] | None:
+    """What a warm reference must match to be used again; None when it cannot be told."""
+    real = check_location(path, folder)
+    stamp = folder_stamp(folder.resolve())
+    if stamp is None:
+        return None
+    digest = hashlib.sha256(real.read_bytes()).hexdigest()
+    return (str(real), digest, stamp, sandbox.available()[0], time_limit())
+
+
+@dataclass
+class _Entry:
+    """One warm reference and the key it was loaded under."""
+
+    key: tuple[object, ...]
+    reference: Reference
+
+
+class ReferencePool:
+    """Warm references of one Engine, by the key they were loaded under."""
+
+    def __init__(self, capacity: int = MAX_WARM) -> None:
+        """An empty pool keeping at most `capacity` references loaded."""
+        self.capacity = capacity
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self.starts = 0
+
+    def get(self, path: Path, folder: Path) -> Reference:
+        """A loaded (or loading) reference for `path`: the warm one when its key still
+        matches and its process lives, else a fresh one (ReferenceError as load_reference)."""
+        key = reference_key(path, folder)
+        name = str(path.resolve())
+        entry = self._entries.pop(name, None)
+        if entry is not None and entry.key == key and entry.reference.usable:
+            self._entries[name] = entry
+            return entry.reference
+        if entry is not None:
+            entry.reference.close()
+        reference = Reference(path, folder)
+        self.starts += 1
+        if key is not None:
+            self._entries[name] = _Entry(key, reference)
+            self._trim()
+        return reference
+
+    def done(self, reference: Reference, healthy: bool) -> None:
+        """The verification using `reference` ended: keep it when it is pooled and `healthy`
+        (no error from it and no request left unanswered), else stop it."""
+        pooled = any(e.reference is reference for e in self._entries.values())
+        if healthy and pooled and reference.usable:
+            return
+        self.discard(reference)
+
+    def discard(self, reference: Reference) -> None:
+        """Stop a reference and forget it."""
+        for name, entry in list(self._entries.items()):
+            if entry.reference is reference:
+                del self._entries[name]
+        reference.close()
+
+    def loaded(self) -> list[Reference]:
+        """The references kept warm now, least recently used first."""
+        return [entry.reference for entry in self._entries.values()]
+
+    def _trim(self) -> None:
+        """Stop the least recently used references beyond the capacity."""
+        while len(self._entries) > self.capacity:
+            _, entry = self._entries.popitem(last=False)
+            entry.reference.close()
+
+    def close(self) -> None:
+        """Stop every warm reference."""
+        while self._entries:
+            _, entry = self._entries.popitem()
+            entry.reference.close()

@@ -1,0 +1,92 @@
+"""An Engine keeps a spec's reference loaded across verifications (app.engine.verify.warm), and
+loads it afresh whenever it could have seen something else: an edited reference, a changed file
+in the spec's folder, an error. Real worker and reference processes (selftest backend)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from selftest_spec import write_selftest_spec
+
+from app.engine.verify.reference import Reference
+from app.engine.verify.results import Verdict
+from app.engine.verify.runs import Engine, VerifyOptions
+from app.engine.verify.verifier import verify_file
+from app.engine.verify.warm import folder_stamp
+
+
+def verify(path: Path, engine: Engine) -> Verdict:
+    """verify_file on the selftest backend, one seed."""
+    return verify_file(path, VerifyOptions(backend="selftest", seeds=1), engine)
+
+
+def warm_one(engine: Engine) -> Reference:
+    """The only reference the engine keeps warm."""
+    loaded = engine.references.loaded()
+    assert len(loaded) == 1
+    return loaded[0]
+
+
+@pytest.fixture
+def engine():  # type: ignore[no-untyped-def]
+    """A fresh engine per test: its pool starts empty."""
+    with Engine() as shared:
+        yield shared
+
+
+def test_the_same_reference_is_loaded_once(tmp_path: Path, engine: Engine) -> None:
+    path = write_selftest_spec(tmp_path)
+    assert verify(path, engine).status == "passed"
+    first = warm_one(engine)
+    assert verify(path, engine).status == "passed"
+    assert warm_one(engine) is first and first.process.poll() is None
+    assert engine.references.starts == 1
+
+
+def test_an_edited_reference_is_loaded_again_and_its_new_outputs_count(tmp_path: Path,
+                                                                       engine: Engine) -> None:
+    path = write_selftest_spec(tmp_path)
+    assert verify(path, engine).status == "passed"
+    first = warm_one(engine)
+    (tmp_path / "ref.py").write_text("def reference(a, n):\n    return {'c': a + 1}\n")
+    assert verify(path, engine).status == "mismatch"
+    assert engine.references.starts == 2 and first.process.poll() is not None
+
+
+def test_a_changed_file_next_to_the_reference_loads_it_again(tmp_path: Path,
+                                                             engine: Engine) -> None:
+    # The reference reads a number at load time: a warm process would keep the old one.
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "offset.txt").write_text("0")
+    reference = ("return {'c': a + OFFSET}\nimport pathlib\nOFFSET = float(("
+                 "pathlib.Path(__file__).parent / 'sub' / 'offset.txt').read_text())")
+    path = write_selftest_spec(tmp_path, reference=reference)
+    assert verify(path, engine).status == "passed"
+    (tmp_path / "sub" / "offset.txt").write_text("1")
+    assert verify(path, engine).status == "mismatch"
+    assert engine.references.starts == 2
+
+
+def test_a_reference_that_failed_is_never_used_again(tmp_path: Path, engine: Engine) -> None:
+    path = write_selftest_spec(tmp_path, reference="return {'c': 1 / 0}")
+    assert verify(path, engine).status == "reference_error"
+    assert engine.references.loaded() == []
+    assert verify(path, engine).status == "reference_error"
+    assert engine.references.starts == 2
+
+
+def test_closing_the_engine_stops_the_warm_reference(tmp_path: Path) -> None:
+    path = write_selftest_spec(tmp_path)
+    with Engine() as engine:
+        assert verify(path, engine).status == "passed"
+        reference = warm_one(engine)
+        assert reference.process.poll() is None
+    assert reference.process.poll() is not None and not reference.scratch.exists()
+
+
+def test_a_folder_with_too_many_files_is_not_stamped(tmp_path: Path) -> None:
+    for index in range(5):
+        (tmp_path / f"f{index}").write_text("")
+    assert folder_stamp(tmp_path, limit=4) is None
+    assert folder_stamp(tmp_path, limit=5) is not None
