@@ -163,7 +163,7 @@ def _spec_path(candidate: Candidate, work: Path) -> Path:
 
 def _first_line(message: str) -> str:
     """A message's first line, cut short (the summary names many of them)."""
-    return (message.splitlines() or [""])[0][:120]
+    return (message.splitlines() or [""])[0][:300]
 
 
 def _vouched(candidate: Candidate) -> bool | None:
