@@ -48,7 +48,10 @@ def read_result(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise JudgeError(f"cannot read the eval result {path}: {error}",
                          "give the file that eval --json wrote") from None
-    if not isinstance(data, dict) or len(data.get("outcomes", {})) != 1:
+    # What judge() reads must be there: any other JSON is refused here, not with a KeyError.
+    tables = ("outcomes", "summaries", "settings")
+    if not isinstance(data, dict) or not all(isinstance(data.get(t), dict) for t in tables) \
+            or len(data["outcomes"]) != 1 or len(data["summaries"]) != 1:
         raise JudgeError(f"{path} is not the result of a one-arm eval",
                          "run eval with --skills on|off and --examples on|off (not both)")
     return data
