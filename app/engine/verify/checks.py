@@ -13,6 +13,8 @@ from app.engine.verify.results import Finding, Status
 
 FIRST = 5
 Array = np.ndarray[Any, Any]
+# Every bit set, per unsigned type (keeps a complemented mask inside the type's range).
+_ONES = {t: (1 << (8 * np.dtype(t).itemsize)) - 1 for t in UNSIGNED.values()}
 
 
 def _indices(mask: Array) -> list[list[int]]:
@@ -88,14 +90,46 @@ def _error_stats(got: Array, want: Array, bad: Array) -> tuple[float, float]:
     return float(diff.max()), float(rel.max())
 
 
+def median_magnitude(values: Array) -> float:
+    """The median |x| over the finite elements of a float array (0.0 when there are none),
+    equal to np.median over them in float64. Found on the bit patterns: with the sign bit
+    cleared, unsigned integers order exactly as the magnitudes do (see _kth)."""
+    flat = np.ascontiguousarray(values).reshape(-1)
+    unsigned = UNSIGNED[flat.itemsize]
+    magnitudes = flat.view(unsigned) & unsigned(~(1 << (8 * flat.itemsize - 1)) & _ONES[unsigned])
+    finite = magnitudes[magnitudes < np.array(np.inf, dtype=flat.dtype).view(unsigned)]
+    if finite.size == 0:
+        return 0.0
+    top = (finite >> (8 * flat.itemsize - 16)).astype(np.intp)
+    below = np.cumsum(np.bincount(top, minlength=1 << 16))
+    middle = finite.size // 2
+    high = float(_kth(finite, middle, top, below).view(flat.dtype)[0])
+    if finite.size % 2:
+        return high
+    low = float(_kth(finite, middle - 1, top, below).view(flat.dtype)[0])
+    return (low + high) / 2
+
+
+def _kth(values: Array, k: int, top: Array, counted: Array) -> Array:
+    """The k-th smallest (from 0) of unsigned integers, as a one-element array. `top` holds
+    their top 16 bits and `counted` the running count of each top value: only the elements
+    sharing the k-th's top bits are partitioned (a few per cent of them, against all of them
+    for np.partition: three times faster at 1M float32)."""
+    bucket = int(np.searchsorted(counted, k, side="right"))
+    before = int(counted[bucket - 1]) if bucket else 0
+    members = values[top == bucket]
+    members.partition(k - before)
+    selected: Array = members[k - before:k - before + 1]
+    return selected
+
+
 def default_atol(dtype: DType, expected: Array) -> float:
     """The dtype's atol, scaled by the output's typical magnitude when that is below 1.
 
     An absolute 1e-5 is loose against outputs of 2e-4 (a softmax over 4099 columns): a kernel
     that dropped one term of its sums erred by 6e-8 and passed. The typical magnitude is the
     median |expected| of the finite elements; outputs mostly zero keep the plain atol."""
-    finite = np.abs(expected[np.isfinite(expected)])
-    scale = float(np.median(finite)) if finite.size else 0.0
+    scale = median_magnitude(expected)
     return dtype.atol * min(1.0, scale) if scale > 0 else dtype.atol
 
 
@@ -104,7 +138,13 @@ def _bad_mask(got: Array, want: Array, rtol: float, atol: float, is_float: bool)
     if not is_float:
         return np.asarray(got != want)
     with np.errstate(invalid="ignore", over="ignore"):
-        close = np.abs(got - want) <= atol + rtol * np.abs(want)
+        # |got - want| <= atol + rtol * |want|, in place: two temporaries instead of five.
+        error = np.subtract(got, want)
+        np.abs(error, out=error)
+        allowed = np.abs(want)
+        allowed *= rtol
+        allowed += atol
+        close = error <= allowed
     # An infinite reference makes the tolerance infinite too: such elements are suspects.
     bad: Array = ~close | np.isinf(want)
     if not bad.any():
@@ -124,9 +164,10 @@ def check_output(name: str, actual: Array, expected: Array, dtype_name: str,
     dtype = lookup(dtype_name)
     rtol = dtype.rtol if rtol is None else rtol
     wide = np.float64 if dtype.is_float else np.int64
-    want = expected.astype(dtype.numpy).astype(wide)
-    if atol is None:
-        atol = default_atol(dtype, want) if dtype.is_float else 0.0
+    narrow = expected.astype(dtype.numpy, copy=False)  # the values the kernel can hold
+    want = narrow.astype(wide)
+    if atol is None:  # the median of the narrow values: the same numbers, half the bytes
+        atol = default_atol(dtype, narrow) if dtype.is_float else 0.0
     findings = []
     unwritten = _unwritten_mask(actual, expected, dtype)
     if unwritten.any():
