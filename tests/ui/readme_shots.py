@@ -128,7 +128,7 @@ def diagnostics(work: Path, out: Path) -> None:
 
 def diff(work: Path, out: Path) -> None:
     """The assistant's proposal as a diff against the buffer, the diff enlarged."""
-    def session(progress: Callable[[str, float], None]) -> ScriptedSession:
+    def session(progress: Callable[[str, float], None], _adapter: str) -> ScriptedSession:
         progress("ready", 1.0)
         return ScriptedSession(ANSWER, 100_000)
 

@@ -60,7 +60,7 @@ def assisted(qtbot: Any, tmp_path: Path, prompter: Any) -> Any:
     """A window whose assistant uses SlowSession."""
     sessions: list[SlowSession] = []
 
-    def factory(progress: Callable[[str, float], None]) -> SlowSession:
+    def factory(progress: Callable[[str, float], None], _adapter: str) -> SlowSession:
         sessions.append(SlowSession(progress))
         return sessions[-1]
 

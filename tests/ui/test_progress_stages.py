@@ -53,7 +53,7 @@ class LoadingSession:
     """A stand-in model that reports what the real one does: loading (first use), reading the
     prompt in chunks of tokens, then the answer token by token."""
 
-    def __init__(self, progress: Callable[[str, float], None]) -> None:
+    def __init__(self, progress: Callable[[str, float], None], _adapter: str) -> None:
         """Not loaded yet."""
         self.progress = progress
         self.loaded = False

@@ -77,7 +77,7 @@ def make_window(qtbot: Any, tmp_path: Path, prompter: Any, text: str = ANSWER,
     """A shown window whose assistant answers with `text`."""
     sessions: list[ScriptedSession] = []
 
-    def factory(progress: Callable[[str, float], None]) -> ScriptedSession:
+    def factory(progress: Callable[[str, float], None], _adapter: str) -> ScriptedSession:
         progress("ready", 1.0)
         sessions.append(ScriptedSession(text, context))
         return sessions[-1]

@@ -39,7 +39,7 @@ class WaitingModel(ScriptedModel):
 
 def _window(qtbot: Any, tmp_path: Path, prompter: Any, model: ScriptedModel) -> MainWindow:
     """A shown window whose assistant is `model`."""
-    def factory(progress: Callable[[str, float], None]) -> ScriptedModel:
+    def factory(progress: Callable[[str, float], None], _adapter: str) -> ScriptedModel:
         progress("ready", 1.0)
         return model
 

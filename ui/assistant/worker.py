@@ -17,16 +17,23 @@ from ui.assistant.refine_job import run_refine
 
 MAX_NEW_TOKENS = 512
 READING = "reading the prompt: {} tokens"
-SessionFactory = Callable[[Callable[[str, float], None]], Any]
+AUTO = "auto"  # app.assist.teach.adapters.AUTO, without importing it at startup
+Progress = Callable[[str, float], None]
+# (progress, adapter): the adapter as --adapter takes it (auto, none or a name).
+SessionFactory = Callable[[Progress, str], Any]
 
 
-def default_session(progress: Callable[[str, float], None]) -> Any:
-    """The default local model (checked and loaded on first use); it answers single questions
-    and the batches of Propose and refine alike."""
+def default_session(progress: Progress, adapter: str = AUTO) -> Any:
+    """The default local model (checked and loaded on first use) with the adapter chosen, found
+    as the command line finds it: auto is the model's 'default' adapter when it has one. It
+    answers single questions and the batches of Propose and refine alike."""
     # The model stack loads with the first question on this thread, never at startup.
     from app.assist.batch import BatchModel
+    from app.assist.convert import default_model_folder
+    from app.assist.teach.adapters import resolve_adapter
 
-    return BatchModel(progress=progress)
+    folder = default_model_folder()
+    return BatchModel(folder, progress=progress, adapter=resolve_adapter(folder, adapter))
 
 
 class AssistantWorker(QObject):
@@ -39,12 +46,32 @@ class AssistantWorker(QObject):
     failed = Signal(str)
     attempt = Signal(object)
 
-    def __init__(self, factory: SessionFactory) -> None:
-        """Keep the factory; the session is made on the first request, on this thread."""
+    def __init__(self, factory: SessionFactory, adapter: str = AUTO) -> None:
+        """Keep the factory and the adapter; the session is made on the first request, on this
+        thread."""
         super().__init__()
         self.factory = factory
+        self.adapter = adapter
         self.stop_event = threading.Event()
         self._session: Any = None
+
+    def session(self) -> Any:
+        """The session, made with the chosen adapter on first use."""
+        if self._session is None:
+            self._session = self.factory(self.progress.emit, self.adapter)
+        return self._session
+
+    @Slot(str)
+    def use_adapter(self, adapter: str) -> None:
+        """Another adapter: the session is dropped (its weights unloaded) and the next request
+        makes a new one. Queued on this thread, so never in the middle of an answer."""
+        if adapter == self.adapter:
+            return
+        self.adapter = adapter
+        unload = getattr(self._session, "unload", None)
+        if callable(unload):
+            unload()
+        self._session = None
 
     @Slot(str, object, int)
     def generate(self, action: str, context: dict[str, str], max_new_tokens: int) -> None:
@@ -54,9 +81,7 @@ class AssistantWorker(QObject):
             # The prompt builder (skills, tokenizer budget) loads on the model's thread.
             from app.assist.prompts import PromptContext, build_prompt
 
-            if self._session is None:
-                self._session = self.factory(self.progress.emit)
-            prompt = build_prompt(action, PromptContext(**context), self._session,
+            prompt = build_prompt(action, PromptContext(**context), self.session(),
                                   max_new_tokens)
             self.prompted.emit({"summary": prompt.budget.summary(),
                                 "warnings": prompt.budget.warnings(),
@@ -80,9 +105,7 @@ class AssistantWorker(QObject):
         """Propose and refine kernels for a spec file (ui.assistant.refine_job says how);
         every attempt is emitted as the verifier judges it; Stop ends the whole loop."""
         try:
-            if self._session is None:
-                self._session = self.factory(self.progress.emit)
-            info = run_refine(self._session, request, self.stop_event, self.attempt.emit,
+            info = run_refine(self.session(), request, self.stop_event, self.attempt.emit,
                               self.token.emit)
         except Exception as error:  # noqa: BLE001 - every failure reaches the pane as words
             self.failed.emit(f"{type(error).__name__}: {error}" if not str(error) else str(error))
@@ -95,17 +118,19 @@ class AssistantRunner(QObject):
 
     request = Signal(str, object, int)
     refine_request = Signal(object)
+    adapter_request = Signal(str)
 
     def __init__(self, factory: SessionFactory | None = None,
-                 parent: QObject | None = None) -> None:
+                 parent: QObject | None = None, adapter: str = AUTO) -> None:
         """Start the thread with the worker on it."""
         super().__init__(parent)
         self.assistant_thread = QThread(self)
         self.assistant_thread.setObjectName("assistant")
-        self.worker = AssistantWorker(factory or default_session)
+        self.worker = AssistantWorker(factory or default_session, adapter)
         self.worker.moveToThread(self.assistant_thread)
         self.request.connect(self.worker.generate)
         self.refine_request.connect(self.worker.refine)
+        self.adapter_request.connect(self.worker.use_adapter)
         self.assistant_thread.finished.connect(self.worker.deleteLater)
         self.assistant_thread.start()
         self.busy = False
@@ -130,6 +155,11 @@ class AssistantRunner(QObject):
         self.worker.stop_event.clear()
         self.refine_request.emit(dict(request))
         return True
+
+    def use_adapter(self, adapter: str) -> None:
+        """Answer from the next request on with this adapter (auto, none or a name); the worker
+        takes it after the answer under way, if any."""
+        self.adapter_request.emit(adapter)
 
     def stop(self) -> None:
         """End the answer being generated (the model checks the event between steps)."""
