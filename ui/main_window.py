@@ -117,7 +117,7 @@ class MainWindow(QMainWindow):
                                  self.results_pane, self.assembly_view)
         self.assistant_commands = AssistantCommands(
             self.assistant_pane, sources, report=self.report, show_pane=self.show_pane,
-            factory=assistant_session, parent=self)
+            factory=assistant_session, store=self.settings, parent=self)
         self.compare_commands = CompareCommands(
             self.tabs, self.review_pane, report=self.report, show_pane=self.show_pane,
             ask_paths=self._ask_paths, parent=self)

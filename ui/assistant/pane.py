@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.assistant.adapter_choice import AdapterChoice
 from ui.assistant.answer_view import AnswerView
 from ui.assistant.attempts import AttemptsView
 from ui.assistant.diff_view import DiffView
@@ -71,6 +72,7 @@ class AssistantPane(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         """Idle until a question is sent."""
         super().__init__(parent)
+        self.adapter_choice = AdapterChoice()
         self.action_box = QComboBox()
         for name, title in ACTIONS:
             self.action_box.addItem(title, name)
@@ -138,6 +140,7 @@ class AssistantPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(row)
+        layout.addWidget(self.adapter_choice)
         layout.addWidget(self.loop_row)
         layout.addWidget(self.question)
         layout.addWidget(self.budget)
@@ -152,6 +155,7 @@ class AssistantPane(QWidget):
         self.enlarge_button.toggled.connect(self.enlarge_diff)
         self.action_box.currentIndexChanged.connect(self._action_changed)
         self.eval_button.clicked.connect(self.evalRequested)
+        self.adapter_choice.chosen.connect(self._adapter_chosen)
 
     def _build_loop_row(self) -> None:
         """Chains and rounds of Propose and refine, the attempts box, the Eval button."""
@@ -173,6 +177,10 @@ class AssistantPane(QWidget):
         self.question.setPlaceholderText(PLACEHOLDERS.get(action, DEFAULT_PLACEHOLDER))
         for box in (self.chains_box, self.rounds_box):
             box.setEnabled(action == "propose_rounds")
+
+    def _adapter_chosen(self, _choice: str) -> None:
+        """Say when another adapter takes effect."""
+        self.status.setText("Adapter changed: the next question loads the model with it.")
 
     def show_attempts(self) -> None:
         """A new Propose-and-refine run: the attempts box, empty, and running."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QSettings
 
 from ui.assistant.pane import AssistantPane, action_title
 from ui.assistant.worker import AssistantRunner, SessionFactory
@@ -20,6 +20,7 @@ from ui.commands.assistant_context import ContextSources
 from ui.editor.cuda_editor import CudaEditor
 from ui.eval.view import EvalDialog
 from ui.message_log import Reporter
+from ui.preferences.table import ASSISTANT_ADAPTER, read_one, write_one
 
 NEW_BUFFER_TITLE = "proposed.cu"
 
@@ -39,11 +40,13 @@ class AssistantCommands(QObject):
 
     def __init__(self, pane: AssistantPane, sources: ContextSources, *,
                  report: Reporter, show_pane: Callable[[str], None],
-                 factory: SessionFactory | None = None, parent: QObject | None = None) -> None:
+                 factory: SessionFactory | None = None, store: QSettings | None = None,
+                 parent: QObject | None = None) -> None:
         """Nothing starts until the first question. `sources` are the panes a question's
         snapshot is read from (their tabs are where proposals are applied); `factory` makes the
-        model session (tests hand in a scripted one)."""
+        model session (tests hand in a scripted one); `store` keeps the adapter chosen."""
         super().__init__(parent)
+        self.store = store
         self.pane, self.sources, self.tabs = pane, sources, sources.tabs
         self.report, self.show_pane = report, show_pane
         self.factory = factory
@@ -61,15 +64,27 @@ class AssistantCommands(QObject):
         self.pane.attempts.stopRequested.connect(self.stop)
         self.pane.attempts.applyRequested.connect(self.apply_attempt)
         self.pane.evalRequested.connect(self.show_eval)
+        if self.store is not None:
+            self.pane.adapter_choice.keep(str(read_one(self.store, ASSISTANT_ADAPTER)))
+        self.pane.adapter_choice.chosen.connect(self.use_adapter)
 
     def stop(self) -> None:
         """Stop the answer being written, or the whole Propose-and-refine loop."""
         if self.runner is not None:
             self.runner.stop()
 
+    def use_adapter(self, adapter: str) -> None:
+        """The adapter chosen in the pane, kept in the settings file: a running model's thread
+        makes a new session with it for the next question (one not started yet reads the choice
+        when it starts)."""
+        if self.store is not None:
+            write_one(self.store, ASSISTANT_ADAPTER, adapter)
+        if self.runner is not None:
+            self.runner.use_adapter(adapter)
+
     def _start_runner(self) -> AssistantRunner:
         """The model's thread and worker, connected to the pane."""
-        runner = AssistantRunner(self.factory, self)
+        runner = AssistantRunner(self.factory, self, self.pane.adapter_choice.choice())
         worker, pane = runner.worker, self.pane
         worker.token.connect(pane.append)
         worker.progress.connect(pane.show_progress)

@@ -100,6 +100,12 @@ PREFERENCES: tuple[Preference, ...] = (
                "how long one kernel launch may run before it is killed", 0.5, 3600),
 )
 BY_KEY = {preference.key: preference for preference in PREFERENCES}
+# Chosen in the Assistant pane, not the Settings dialog: the dialog writes back every value it
+# was opened with, which would undo a switch made in the pane since.
+ASSISTANT_ADAPTER = Preference(
+    "assistant/adapter", "Assistant adapter", "text", "auto",
+    "the LoRA adapter the assistant loads over the model: auto (the model's 'default' adapter "
+    "when it has one), none (the base model alone) or an adapter's name")
 
 
 def load(store: QSettings) -> dict[str, Any]:
@@ -112,6 +118,17 @@ def save(store: QSettings, values: dict[str, Any]) -> None:
     for key, value in values.items():
         if key in BY_KEY:
             store.setValue(key, BY_KEY[key].convert(value))
+    store.sync()
+
+
+def read_one(store: QSettings, preference: Preference) -> Any:
+    """One setting's value from the settings file (its default when absent or invalid)."""
+    return preference.convert(store.value(preference.key, preference.default))
+
+
+def write_one(store: QSettings, preference: Preference, value: Any) -> None:
+    """Write one setting, as its type."""
+    store.setValue(preference.key, preference.convert(value))
     store.sync()
 
 
