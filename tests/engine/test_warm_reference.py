@@ -90,3 +90,25 @@ def test_a_folder_with_too_many_files_is_not_stamped(tmp_path: Path) -> None:
         (tmp_path / f"f{index}").write_text("")
     assert folder_stamp(tmp_path, limit=4) is None
     assert folder_stamp(tmp_path, limit=5) is not None
+
+
+def test_a_reference_failing_on_a_later_case_is_reported_for_that_case(
+        tmp_path: Path, engine: Engine) -> None:
+    # Case n=1025 is staged while case n=1 runs: its error must still name it, and only it.
+    path = write_selftest_spec(tmp_path, reference="return {'c': a if n == 1 else 1 / 0}")
+    verdict = verify(path, engine)
+    assert verdict.status == "reference_error"
+    assert "'n': 1025" in verdict.message and "seed 0" in verdict.message
+    assert "ZeroDivisionError" in verdict.message
+
+
+def test_a_run_that_stops_the_verification_leaves_the_reference_usable(
+        tmp_path: Path, engine: Engine) -> None:
+    path = write_selftest_spec(tmp_path, entry="hang")
+    options = VerifyOptions(backend="selftest", seeds=1, timeout=0.5)
+    verdict = verify_file(path, options, engine)
+    assert verdict.status == "timeout" and len(verdict.runs) == 1
+    reference = warm_one(engine)  # the staged second run ended in time: kept, not killed
+    assert reference.usable
+    assert verify_file(path, options, engine).status == "timeout"
+    assert warm_one(engine) is reference and engine.references.starts == 1

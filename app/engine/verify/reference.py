@@ -236,6 +236,16 @@ class Reference:
         return (f"{self.name}: the reference process ended ({how}) while {doing}"
                 + (f": {tail}" if tail else ""))
 
+    def interrupt(self) -> None:
+        """Kill the process (a request in flight on another thread then fails) and never use
+        it again; close() still tidies up."""
+        self.failed = True
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.process.kill()
+
     def close(self) -> None:
         """Stop the process and remove its scratch folder."""
         self._finalizer()

@@ -24,6 +24,7 @@ from app.cases import CaseError, Resolved, resolve
 from app.compile import compile_file
 from app.dtypes import lookup
 from app.engine.verify import buffers, checks, memory
+from app.engine.verify.ahead import Ahead
 from app.engine.verify.reference import (
     Reference,
     ReferenceError,
@@ -60,6 +61,9 @@ Progress = Callable[[str, float], None]
 MIN_LOAD_S = 1.0
 # Copying buffers to and from a device is not the kernel's time: allow for it on top.
 TRANSFER_SECONDS_PER_GIB = 2.0
+# The next run is staged during a run only when its estimated peak (app.engine.verify.memory)
+# is at most this: two runs' inputs and expected values are then held at once.
+AHEAD_BYTES = 256 << 20
 
 
 @dataclass
@@ -233,11 +237,21 @@ def _ensure_loaded(ctx: RunContext) -> KernelRef:
     return request.kernel
 
 
-def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> RunResult:
-    """One case and seed: inputs, reference, launch, checks."""
+Staged = tuple[dict[str, Any], dict[str, Any]]
+
+
+def stage(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> Staged:
+    """A run's inputs, and the reference's outputs for them."""
+    inputs = buffers.generate_inputs(ctx.spec, resolved, seed, index)
+    return inputs, expected_outputs(ctx.reference, ctx.spec, resolved, inputs)
+
+
+def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
+            staged: Callable[[], Staged] | None = None) -> RunResult:
+    """One case and seed: inputs and reference (`staged`, perhaps computed ahead), launch,
+    checks."""
     spec, case = ctx.spec, resolved.case
-    inputs = buffers.generate_inputs(spec, resolved, seed, index)
-    expected = expected_outputs(ctx.reference, spec, resolved, inputs)
+    inputs, expected = staged() if staged else stage(ctx, index, resolved, seed)
     paths: dict[str, Path] = {}
     salt = buffers.new_salt()
     for arg in spec.args:
@@ -403,26 +417,45 @@ def _prepare(spec: Spec, options: VerifyOptions, backend: str, device: dict[str,
 
 def _run_all(ctx: RunContext, resolved: list[Resolved],
              progress: Progress) -> list[RunResult] | Verdict:
-    """Every case and seed; stops early after a timeout, crash or cancel."""
+    """Every case and seed; stops early after a timeout, crash or cancel. The next run's
+    inputs and expected values are staged while a run's kernel executes (app.engine.verify
+    .ahead), when two cases' worth of them fit comfortably in memory."""
     seeds = ctx.options.seed_list(ctx.spec)
-    total = len(resolved) * len(seeds)
-    runs: list[RunResult] = []
+    tasks = [(index, case, seed) for index, case in enumerate(resolved) for seed in seeds]
+    ahead = Ahead([partial(stage, ctx, *task) for task in tasks],
+                  lambda k: memory.need(ctx.spec, tasks[k][1], ctx.guard).host <= AHEAD_BYTES)
     progress("loading the kernel into the worker" + (" (the CPU backend builds it on first use)"
                                                      if ctx.handle.backend == "cpu" else ""),
              0.05)
-    for index, case in enumerate(resolved):
-        for number, seed in enumerate(seeds):
-            progress(f"case {index + 1}/{len(resolved)}, seed {number + 1}/{len(seeds)}",
-                     len(runs) / total)
-            try:
-                run = memory.guarded(partial(run_one, ctx, index, case, seed), case.case, seed)
-            except ReferenceError as error:
-                return Verdict(Status.REFERENCE_ERROR, f"case {case.case} seed {seed}: {error}")
-            runs.append(run)
-            if run.status in STOPPING:
-                return runs
+    try:
+        return _run_tasks(ctx, tasks, ahead, len(seeds), progress)
+    finally:
+        ahead.close(partial(_interrupt, ctx.reference))
+
+
+def _run_tasks(ctx: RunContext, tasks: list[tuple[int, Resolved, int]], ahead: Ahead[Staged],
+               per_case: int, progress: Progress) -> list[RunResult] | Verdict:
+    """The runs of _run_all, in order."""
+    runs: list[RunResult] = []
+    for position, (index, case, seed) in enumerate(tasks):
+        progress(f"case {index + 1}/{len(tasks) // per_case}, seed "
+                 f"{position % per_case + 1}/{per_case}", position / len(tasks))
+        try:
+            run = memory.guarded(partial(run_one, ctx, index, case, seed,
+                                         partial(ahead.take, position)), case.case, seed)
+        except ReferenceError as error:
+            return Verdict(Status.REFERENCE_ERROR, f"case {case.case} seed {seed}: {error}")
+        runs.append(run)
+        if run.status in STOPPING:
+            return runs
     progress("done", 1.0)
     return runs
+
+
+def _interrupt(reference: Callable[..., Any]) -> None:
+    """Stop a reference process that is still computing outputs nobody will check."""
+    if isinstance(reference, Reference):
+        reference.interrupt()
 
 
 def _summary(status: str, runs: list[RunResult]) -> str:
