@@ -112,3 +112,31 @@ def test_a_run_that_stops_the_verification_leaves_the_reference_usable(
     assert reference.usable
     assert verify_file(path, options, engine).status == "timeout"
     assert warm_one(engine) is reference and engine.references.starts == 1
+
+
+# Answers right for its first two calls only: a verification that calls it again mismatches.
+COUNTING = "CALLS.append(n)\n    return {'c': a + (len(CALLS) > 2)}\nCALLS = []"
+
+
+def test_a_verification_repeated_reuses_the_reference_answers(tmp_path: Path,
+                                                              engine: Engine) -> None:
+    path = write_selftest_spec(tmp_path, reference=COUNTING)
+    assert verify(path, engine).status == "passed"  # two runs: two calls
+    assert verify(path, engine).status == "passed"  # the same runs: no call at all
+    assert engine.references.memo_size() > 0
+    engine.references.forget()
+    assert verify(path, engine).status == "mismatch"  # called again: its third answer is off
+
+
+def test_other_seeds_are_not_taken_from_memory(tmp_path: Path, engine: Engine) -> None:
+    path = write_selftest_spec(tmp_path, reference=COUNTING)
+    assert verify(path, engine).status == "passed"
+    other = verify_file(path, VerifyOptions(backend="selftest", only_seeds=(7,)), engine)
+    assert other.status == "mismatch"
+
+
+def test_remembered_answers_stay_within_their_budget(tmp_path: Path, engine: Engine) -> None:
+    engine.references.memo_bytes = 6000  # one run of n=1025 (4100 bytes in, 4100 out) is more
+    path = write_selftest_spec(tmp_path)
+    assert verify(path, engine).status == "passed"
+    assert 0 < engine.references.memo_size() <= 6000

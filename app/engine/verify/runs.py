@@ -40,7 +40,7 @@ from app.engine.verify.results import (
     Verdict,
     overall_status,
 )
-from app.engine.verify.warm import ReferencePool
+from app.engine.verify.warm import ReferencePool, Staged
 from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import (
     BufferItem,
@@ -196,6 +196,8 @@ class RunContext:
     guard: int
     reference: Callable[..., Any]
     cancel: threading.Event | None
+    # Where the reference came from: its answers for earlier runs may be remembered there.
+    references: ReferencePool | None = None
 
 
 # What a worker's fault means for the run that met it.
@@ -237,13 +239,29 @@ def _ensure_loaded(ctx: RunContext) -> KernelRef:
     return request.kernel
 
 
-Staged = tuple[dict[str, Any], dict[str, Any]]
-
-
 def stage(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> Staged:
-    """A run's inputs, and the reference's outputs for them."""
+    """A run's inputs, and the reference's outputs for them: remembered from an earlier
+    verification with the same warm reference (app.engine.verify.warm), or made now."""
+    pool, reference = ctx.references, ctx.reference
+    key = _run_key(ctx.spec, index, resolved, seed)
+    if pool is not None and isinstance(reference, Reference):
+        remembered = pool.recall(reference, key)
+        if remembered is not None:
+            return remembered
     inputs = buffers.generate_inputs(ctx.spec, resolved, seed, index)
-    return inputs, expected_outputs(ctx.reference, ctx.spec, resolved, inputs)
+    staged = inputs, expected_outputs(reference, ctx.spec, resolved, inputs)
+    if pool is not None and isinstance(reference, Reference):
+        pool.remember(reference, key, staged)
+    return staged
+
+
+def _run_key(spec: Spec, index: int, resolved: Resolved, seed: int) -> str:
+    """Everything a run's inputs and expected outputs depend on, besides the reference (its
+    file and folder key its pool entry): the arguments, the case's shapes and scalars, the
+    case's position and the seed."""
+    args = [(a.name, a.kind, a.dtype, a.init) for a in spec.args]
+    return repr((args, sorted(resolved.shapes.items()), sorted(resolved.scalars.items()),
+                 index, seed))
 
 
 def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
@@ -351,7 +369,7 @@ def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder
     healthy = False
     try:
         verdict = _verify_loaded(spec, options, handle, folder, guard, cancel, progress,
-                                 resolved, reference)
+                                 resolved, reference, references)
         healthy = verdict.status != Status.REFERENCE_ERROR
         return verdict
     finally:
@@ -363,7 +381,8 @@ def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder
 
 def _verify_loaded(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,
                    guard: int, cancel: threading.Event | None, progress: Progress,
-                   resolved: list[Resolved], reference: Reference) -> Verdict:
+                   resolved: list[Resolved], reference: Reference,
+                   references: ReferencePool | None) -> Verdict:
     """verify_with once the reference is loading: worker, compile, every run."""
     started = _start_and_compile(spec, options, handle, folder, guard, progress, resolved)
     if isinstance(started, Verdict):
@@ -373,7 +392,8 @@ def _verify_loaded(spec: Spec, options: VerifyOptions, handle: WorkerHandle, fol
         reference.wait()  # it loaded while the worker started (or was warm already)
     except ReferenceError as error:
         return Verdict(Status.REFERENCE_ERROR, str(error))
-    ctx = RunContext(spec, options, handle, prepared, folder, guard, reference, cancel)
+    ctx = RunContext(spec, options, handle, prepared, folder, guard, reference, cancel,
+                     references)
     runs = _run_all(ctx, resolved, progress)
     if isinstance(runs, Verdict):
         runs.backend, runs.device = handle.backend, device

@@ -6,15 +6,23 @@ where the sandbox is in force) and hands it to the next verification of the same
 as long as nothing it could have read has changed: the reference file's bytes, the size and
 time of every file in the spec's folder, whether the sandbox is in force, and the time limit.
 A reference that failed in any way, or whose process is gone, is never handed out again.
+
+The pool also remembers what each warm reference answered: a run's inputs (a function of the
+spec, case and seed) and the outputs the reference returned for them. Verifying the same spec
+again (the edit-a-kernel, verify-again loop) then reuses them instead of drawing and sending
+them once more; the kernel still runs, and every check is made, on every run. They are
+forgotten with their reference, and within MEMO_BYTES, least recently used first.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from app import sandbox
 from app.engine.verify.reference import Reference, check_location, time_limit
@@ -24,6 +32,11 @@ MAX_WARM = 4
 # A folder with more files than this is not stamped (walking it would cost more than a start):
 # its references are loaded afresh for every verification, as before.
 MAX_STAMPED_FILES = 2000
+# Bytes of remembered inputs and expected outputs, over every warm reference.
+MEMO_BYTES = 256 << 20
+
+Arrays = dict[str, Any]
+Staged = tuple[Arrays, Arrays]
 
 
 def folder_stamp(folder: Path, limit: int = MAX_STAMPED_FILES) -> tuple[object, ...] | None:
@@ -64,6 +77,8 @@ class _Entry:
 
     key: tuple[object, ...]
     reference: Reference
+    # A run's key -> its inputs and expected outputs (read-only arrays), and their bytes.
+    staged: OrderedDict[object, tuple[Staged, int]] = field(default_factory=OrderedDict)
 
 
 class ReferencePool:
@@ -74,6 +89,8 @@ class ReferencePool:
         self.capacity = capacity
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self.starts = 0
+        self.memo_bytes = MEMO_BYTES
+        self._lock = threading.Lock()  # runs are staged on a second thread (ahead.py)
 
     def get(self, path: Path, folder: Path) -> Reference:
         """A loaded (or loading) reference for `path`: the warm one when its key still
@@ -107,6 +124,49 @@ class ReferencePool:
             if entry.reference is reference:
                 del self._entries[name]
         reference.close()
+
+    def recall(self, reference: Reference, run: object) -> Staged | None:
+        """What `reference` was given and answered for the run keyed `run`, if remembered."""
+        with self._lock:
+            entry = self._entry(reference)
+            if entry is None or run not in entry.staged:
+                return None
+            entry.staged.move_to_end(run)
+            return entry.staged[run][0]
+
+    def remember(self, reference: Reference, run: object, staged: Staged) -> None:
+        """Keep a run's inputs and expected outputs (made read-only) for `reference`."""
+        size = sum(int(getattr(a, "nbytes", 0)) for part in staged for a in part.values())
+        with self._lock:
+            entry = self._entry(reference)
+            if entry is None or size > self.memo_bytes:
+                return
+            for part in staged:
+                for array in part.values():
+                    if hasattr(array, "flags"):
+                        array.flags.writeable = False
+            entry.staged[run] = (staged, size)
+            self._trim_memo()
+
+    def memo_size(self) -> int:
+        """Bytes remembered now."""
+        return sum(size for e in self._entries.values() for _, size in e.staged.values())
+
+    def forget(self) -> None:
+        """Forget every remembered run (the references stay loaded)."""
+        with self._lock:
+            for entry in self._entries.values():
+                entry.staged.clear()
+
+    def _entry(self, reference: Reference) -> _Entry | None:
+        """The pool's entry holding `reference`."""
+        return next((e for e in self._entries.values() if e.reference is reference), None)
+
+    def _trim_memo(self) -> None:
+        """Drop remembered runs, least recently used first, down to memo_bytes."""
+        while self.memo_size() > self.memo_bytes:
+            entry = next(e for e in self._entries.values() if e.staged)
+            entry.staged.popitem(last=False)
 
     def loaded(self) -> list[Reference]:
         """The references kept warm now, least recently used first."""
