@@ -98,3 +98,32 @@ def test_bad_training_data_ends_with_exit_2(
     code = main(["teach", "train", "--data", str(bad), "--out", "x", "--model", str(model)])
     assert code == 2 and "holds no examples of teach data" in capsys.readouterr().err
     assert not (model / "adapters").exists() or not any((model / "adapters").iterdir())
+
+
+FULL_DISK = """import resource, runpy, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+sys.argv = ["app"] + sys.argv[1:]
+runpy.run_module("app", run_name="__main__")
+"""
+
+
+def test_a_full_disk_while_saving_ends_with_a_message_and_leaves_no_adapter(
+        tmp_path: Path, tiny_model: Callable[[str], Path]) -> None:
+    """Files may not grow past 4 KiB (Python then gets EFBIG, as from a full disk): the adapter
+    cannot be written, the run says so with exit 2, and nothing is left under its name."""
+    model = tiny_model("tiny")
+    write_manifest(model)
+    data = tmp_path / "train.jsonl"
+    spec = (ROOT / "resources/kernels/vector_add/vector_add.toml").read_text("utf-8")
+    kernel = (ROOT / "resources/kernels/vector_add/vector_add.cu").read_text("utf-8")
+    data.write_text(json.dumps({"description": "c = a + b", "spec": spec, "kernel": kernel})
+                    + "\n", "utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, "teach", "train", "--data", str(data), "--out", "x",
+         "--model", str(model), "--steps", "1", "--max-tokens", "128", "--device", "cpu"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "could not write the adapter 'x'" in done.stderr and "free some space" in done.stderr
+    assert "Traceback" not in done.stderr
+    left = [p.name for p in (model / "adapters").iterdir()]
+    assert "x" not in left and ".x.staging" not in left

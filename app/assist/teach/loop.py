@@ -67,11 +67,18 @@ def save_checkpoint(folder: Path, lora: Any, optimizer: Any, step: int, key: str
 
     fresh = folder / f"{CHECKPOINT}.new"
     shutil.rmtree(fresh, ignore_errors=True)
-    lora.save_pretrained(str(fresh), safe_serialization=True)
-    moments = {f"{i}.{k}": v.detach().contiguous().cpu()
-               for i, state in optimizer.state_dict()["state"].items() for k, v in state.items()}
-    save_file(moments, str(fresh / OPTIMIZER_NAME))
-    atomic_write_text(fresh / STATE_NAME, json.dumps({"step": step, "key": key}) + "\n")
+    try:
+        lora.save_pretrained(str(fresh), safe_serialization=True)
+        moments = {f"{i}.{k}": v.detach().contiguous().cpu()
+                   for i, state in optimizer.state_dict()["state"].items()
+                   for k, v in state.items()}
+        save_file(moments, str(fresh / OPTIMIZER_NAME))
+        atomic_write_text(fresh / STATE_NAME, json.dumps({"step": step, "key": key}) + "\n")
+    except OSError as error:  # a full disk, say: the last whole checkpoint stays
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise TrainError(f"could not write a checkpoint at step {step}: {error}",
+                         "free some space and run again with --resume (it continues from the "
+                         "last whole checkpoint)") from None
     old = folder / CHECKPOINT
     shutil.rmtree(old, ignore_errors=True)
     fresh.rename(old)

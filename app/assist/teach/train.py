@@ -186,8 +186,14 @@ def finish(model_folder: Path, name: str, lora: Any, card: dict[str, Any]) -> Pa
     target = adapter_folder(model_folder, name)
     staging = adapters_root(model_folder) / f".{name}.staging"
     shutil.rmtree(staging, ignore_errors=True)
-    lora.save_pretrained(str(staging), safe_serialization=True)
-    atomic_write_text(staging / CARD_NAME, json.dumps(card, indent=1) + "\n")
-    seal(staging, {"base": card["base"], "trained_by": "kernel-studio teach train"}, name)
+    try:
+        lora.save_pretrained(str(staging), safe_serialization=True)
+        atomic_write_text(staging / CARD_NAME, json.dumps(card, indent=1) + "\n")
+        seal(staging, {"base": card["base"], "trained_by": "kernel-studio teach train"}, name)
+    except OSError as error:  # a full disk, say: leave nothing half-written behind
+        shutil.rmtree(staging, ignore_errors=True)
+        raise TrainError(f"could not write the adapter {name!r}: {error}",
+                         "free some space and train again; the checkpoint of this run, if "
+                         "any, is kept (--resume)") from None
     os.replace(staging, target)
     return target
