@@ -272,8 +272,11 @@ def load_reference(path: Path, folder: Path | None = None, scratch_parent: Path 
 
 def expected_outputs(function: Callable[..., Any], spec: Spec, resolved: Resolved,
                      inputs: dict[str, Array]) -> dict[str, Array]:
-    """Call the reference with copies of the inputs and the scalars; check what it returns."""
-    arguments: dict[str, Any] = {name: array.copy() for name, array in inputs.items()}
+    """Call the reference with copies of the inputs and the scalars; check what it returns.
+    A Reference process gets its own copies through files: no copy is made here for it."""
+    private = isinstance(function, Reference)
+    arguments: dict[str, Any] = {name: array if private else array.copy()
+                                 for name, array in inputs.items()}
     arguments.update(resolved.scalars)
     name = getattr(function, "name", "the reference")
     try:
