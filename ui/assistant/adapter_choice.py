@@ -113,6 +113,7 @@ class AdapterChoice(QWidget):
         self.box = _ListCombo(self.refresh)
         self.box.setToolTip("The LoRA adapter loaded over the local model (kernel-studio teach "
                             "makes them); a change applies from the next question")
+        self.box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.label.setBuddy(self.box)  # Alt+A reaches the list
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
