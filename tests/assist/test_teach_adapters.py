@@ -92,3 +92,15 @@ def test_teach_adapters_lists_each_with_its_state(
     listed = {a["name"]: a for a in json.loads(capsys.readouterr().out)}
     assert listed["kern"]["ok"] and not listed["second"]["ok"]
     assert "extra.txt" in listed["second"]["problem"]
+
+
+def test_auto_quantization_follows_the_adapters_card(default_folder: Path) -> None:
+    """The shipped default adapter was taught over NF4: asked for 'auto', a session with it uses
+    NF4 (on the CPU too, where the base model alone defaults to float32); an explicit choice or
+    no adapter is left alone."""
+    if not (default_folder / "adapters" / "default").is_dir():
+        pytest.skip("the default adapter is installed by make model")
+    assert ModelSession(default_folder, adapter="default").quantization_asked() == "nf4"
+    assert ModelSession(default_folder).quantization_asked() == "auto"
+    assert ModelSession(default_folder, adapter="default",
+                        quantization="none").quantization_asked() == "none"
