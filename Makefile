@@ -10,7 +10,8 @@ EXTRAS := $(if $(HAS_GPU),gpu,)
 # Without a GPU prefer the CPU torch wheel that lies on local disk over a CUDA build of several GB.
 TORCH_PIN := $(if $(HAS_GPU),,torch==2.13.0)
 
-.PHONY: run test lint types contract pytest doctor model clean teach-default bundle bundle-gpu bundle-check
+.PHONY: run test lint types contract pytest doctor model clean teach-default bundle bundle-gpu bundle-check \
+	bundle-check-gpu
 
 # Opens a template in the GUI; where no display can show it, the doctor says what is there.
 run: $(STAMPS)/app model
@@ -58,7 +59,8 @@ $(MODEL_MANIFEST): | $(STAMPS)/app
 
 # Signed offline bundles for air-gapped Debian machines (packaging/README.md). The CPU bundle pins
 # torch==2.13.0+cpu, taken from TORCH_FROM (PyTorch's CPU index, or a folder holding the wheel);
-# the GPU bundle takes torch==2.13.0 (CUDA) from PyPI and builds pycuda (needs the CUDA toolkit).
+# the GPU bundle takes torch==2.13.0 (CUDA) from PyPI and builds pycuda (packaging/pycuda_build.py:
+# needs cuda.h, g++ and the Python headers; no GPU).
 TORCH_FROM ?= https://download.pytorch.org/whl/cpu
 
 bundle: $(STAMPS)/app
@@ -71,6 +73,9 @@ bundle-gpu: $(STAMPS)/app
 # (root; minutes, so not part of `make test`).
 bundle-check: $(STAMPS)/app
 	TORCH_FROM="$(TORCH_FROM)" bash packaging/bundle-check.sh
+
+bundle-check-gpu: $(STAMPS)/app
+	VARIANT=gpu bash packaging/bundle-check.sh
 
 $(STAMPS)/system:
 	bash packaging/install-system-deps.sh

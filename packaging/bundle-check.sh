@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # The end-to-end check of an offline install (make bundle-check; root, for `unshare -n`):
-#  1. copies this checkout to a scratch source folder and builds a CPU bundle there, signed with
-#     a throwaway key;
+#  1. copies this checkout to a scratch source folder and builds a bundle there (CPU, or GPU with
+#     VARIANT=gpu: make bundle-check-gpu), signed with a throwaway key;
 #  2. renames the source folder, so nothing can lean on it;
 #  3. installs the bundle inside `unshare -n` (no network interface but lo), with an empty
 #     environment and a fresh home, into a prefix under that home;
 #  4. from the installed app, still without network: doctor (must say ready), verify, compile
 #     --sass, ask, gui --screenshot; checks that no file names the source folder; moves the
-#     prefix and runs the doctor again; uninstalls.
+#     prefix and runs the doctor again; uninstalls. GPU: pycuda's extension must find libcurand
+#     inside the prefix (ldd), and import where a driver is present.
 # Sizes and times go to SCRATCH/summary.txt.  Environment: TORCH_FROM (where torch 2.13.0+cpu
-# is: a folder or an index URL), BUNDLE_CHECK_DIR (scratch folder), PYTHON (builds the bundle).
+# is: a folder or an index URL), VARIANT (cpu or gpu), BUNDLE_CHECK_DIR (scratch folder), PYTHON
+# (builds the bundle).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 python=${PYTHON:-$root/.venv/bin/python}
 work=${BUNDLE_CHECK_DIR:-$(mktemp -d /tmp/ks-bundle-check.XXXXXX)}
 torch_from=${TORCH_FROM:-https://download.pytorch.org/whl/cpu}
+variant=${VARIANT:-cpu}
 home=$work/home prefix=$work/home/opt/kernel-studio
 mkdir -p "$work" "$home"
 cd "$work"  # not the checkout: the installed app must not see its files
@@ -26,12 +29,12 @@ say "copy the source to $work/source"
 mkdir -p "$work/source"
 (cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$work/source")
 
-say "build the CPU bundle"
+say "build the $variant bundle"
 start=$SECONDS
-(cd "$work/source" && "$python" packaging/bundle_build.py --out "$work/dist" \
-  --torch-from "$torch_from" --key "$work/signing.key") | tee "$work/build.log"
+(cd "$work/source" && "$python" packaging/bundle_build.py --variant "$variant" \
+  --out "$work/dist" --torch-from "$torch_from" --key "$work/signing.key") | tee "$work/build.log"
 build_s=$((SECONDS - start))
-bundle=$(ls "$work"/dist/kernel-studio-*-cpu-*.tar)
+bundle=$(ls "$work"/dist/kernel-studio-*-"$variant"-*.tar)
 fingerprint=$(grep -A1 'fingerprint:' "$work/build.log" | tail -n 1 | xargs)
 mv "$work/source" "$work/source-moved"
 
@@ -58,6 +61,16 @@ resources=$(offline "$prefix/venv/bin/python" -c 'from app import paths; print(p
 case "$resources" in "$prefix"/*) ;; *) fail "resources read from $resources" ;; esac
 cp -r "$resources/kernels/vector_add" "$work/kernel"
 
+if [ "$variant" = gpu ]; then
+  say "pycuda's extension finds libcurand in the prefix; libcuda.so.1 is the driver's"
+  driver=$(ls "$prefix"/venv/lib/python3*/site-packages/pycuda/_driver*.so)
+  ldd "$driver" | grep -E 'libcurand|libcuda' | tee "$work/pycuda-ldd.txt"
+  grep -q "libcurand.so.10 => $prefix/" "$work/pycuda-ldd.txt" || fail "libcurand not found"
+  if ldconfig -p | grep -q 'libcuda.so.1 '; then
+    offline "$prefix/venv/bin/python" -c 'import pycuda.driver as d; d.init(); print(d.Device(0).name())'
+  else echo "(no NVIDIA driver here: libcuda.so.1 comes with it on a GPU machine)"; fi
+fi
+
 say "verify, compile --sass, ask, gui --screenshot"
 offline "$ks" verify "$work/kernel/vector_add.toml"
 offline "$ks" compile "$work/kernel/vector_add.cu" --sass | head -n 5
@@ -81,6 +94,7 @@ offline bash "$prefix/bundle/install.sh" --uninstall --prefix "$prefix"
 tar_mb=$(( $(stat -c %s "$bundle") / 1000000 ))
 {
   echo "bundle: $(basename "$bundle") ${tar_mb} MB"
+  grep '^bundle:' "$work/build.log"
   tar -tvf "$bundle" | awk '$1 !~ /^d/ && $6 ~ /\/.*\// {split($6, p, "/"); s[p[2]] += $3; n[p[2]]++}
     END {for (k in s) printf "  %-8s %4d files %6.0f MB\n", k, n[k], s[k] / 1e6}' | sort
   echo "build: ${build_s} s; install (unshare -n, incl. the model): ${install_s} s"

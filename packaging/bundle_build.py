@@ -109,13 +109,13 @@ def dependency_wheels(wheels: Path, app: Path, variant: str, index: str,
 
 
 def gpu_wheels(wheels: Path, app: Path, index: str) -> str:
-    """pycuda built against the nvidia-curand wheel torch brought; then the whole GPU set
-    resolved again from `wheels` alone (no index), which proves it complete. What pycuda was
-    built against."""
+    """pycuda built against the nvidia-curand wheel torch brought, then its own dependencies
+    (pytools, mako, ...) from the index, pip taking the pycuda wheel just built over the sdist.
+    What pycuda was built against."""
     with tempfile.TemporaryDirectory(prefix="ks-pycuda-") as scratch:
         built = pycuda_build.build(pip, wheels, index, Path(scratch))
-    pip("wheel", "-q", "-w", str(wheels), "--no-index", "--find-links", str(wheels),
-        f"{app}[gpu]", TORCH["gpu"], pycuda_build.PYCUDA)
+    pip("wheel", "-q", "-w", str(wheels), "--index-url", index, "--find-links", str(wheels),
+        "--only-binary", "pycuda", f"{app}[gpu]", TORCH["gpu"], pycuda_build.PYCUDA)
     return built
 
 
