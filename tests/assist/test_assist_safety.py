@@ -30,6 +30,8 @@ def copy_of_default(default_folder: Path, tmp_path: Path) -> Path:
     folder = tmp_path / "copy"
     folder.mkdir()
     for path in default_folder.iterdir():
+        if path.is_dir():  # adapters/: not part of the model's manifest, not needed here
+            continue
         if path.suffix == ".safetensors":
             link_or_copy(path, folder / path.name)
         else:
