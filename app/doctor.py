@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
 import sys
@@ -74,11 +75,19 @@ def _gpus() -> list[Check]:
 
 
 def _pycuda(has_gpu: bool) -> Check:
-    """pycuda, the GPU backend of the worker."""
-    ok = system.importable("pycuda")
-    note = "" if ok else ("install the gpu extra: pip install -e '.[gpu]'" if has_gpu
-                          else "needed only on GPU machines")
-    return Check("pycuda", "importable" if ok else "not installed", ok or not has_gpu, note)
+    """pycuda, the GPU backend of the worker: installed, and on a GPU machine loaded (its
+    extension needs the driver's libcuda, which only a GPU machine has)."""
+    if not system.importable("pycuda"):
+        note = ("install the gpu extra: pip install -e '.[gpu]'" if has_gpu
+                else "needed only on GPU machines")
+        return Check("pycuda", "not installed", not has_gpu, note)
+    if not has_gpu:
+        return Check("pycuda", "installed", True, "no GPU here to load it against")
+    try:
+        importlib.import_module("pycuda.driver")
+    except ImportError as error:
+        return Check("pycuda", "installed but does not load", False, str(error))
+    return Check("pycuda", "loads", True)
 
 
 def system_package_hint(packages: str) -> str:
