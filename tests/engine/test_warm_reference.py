@@ -4,6 +4,8 @@ in the spec's folder, an error. Real worker and reference processes (selftest ba
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -140,3 +142,68 @@ def test_remembered_answers_stay_within_their_budget(tmp_path: Path, engine: Eng
     path = write_selftest_spec(tmp_path)
     assert verify(path, engine).status == "passed"
     assert 0 < engine.references.memo_size() <= 6000
+
+
+def test_a_dangling_link_does_not_hide_the_files_beside_it(tmp_path: Path) -> None:
+    # An editor's lock file is a link to nowhere: every other file must still be stamped.
+    (tmp_path / ".#k.cu").symlink_to("user@host.1234")
+    for index in range(20):
+        (tmp_path / f"f{index}").write_text("x")
+    stamp = folder_stamp(tmp_path)
+    assert stamp is not None
+    stamped = {Path(str(entry[0])).name for entry in stamp}  # type: ignore[index]
+    assert stamped == {".#k.cu", *(f"f{index}" for index in range(20))}
+
+
+def test_contents_replaced_under_an_old_modification_time_change_the_stamp(
+        tmp_path: Path) -> None:
+    data = tmp_path / "offset.txt"
+    data.write_text("0")
+    status = data.stat()
+    before = folder_stamp(tmp_path)
+    time.sleep(0.05)  # past the kernel's coarse clock tick
+    data.write_text("1")
+    os.utime(data, ns=(status.st_atime_ns, status.st_mtime_ns))  # as cp -p or rsync -t do
+    assert data.stat().st_mtime_ns == status.st_mtime_ns
+    assert folder_stamp(tmp_path) != before
+
+
+def test_a_changed_file_is_seen_beside_a_dangling_link(tmp_path: Path, engine: Engine) -> None:
+    (tmp_path / "offset.txt").write_text("0")
+    (tmp_path / ".#ref.py").symlink_to("user@host.1234")
+    reference = ("return {'c': a + OFFSET}\nimport pathlib\nOFFSET = float(("
+                 "pathlib.Path(__file__).parent / 'offset.txt').read_text())")
+    path = write_selftest_spec(tmp_path, reference=reference)
+    assert verify(path, engine).status == "passed"
+    (tmp_path / "offset.txt").write_text("1")
+    assert verify(path, engine).status == "mismatch"
+
+
+def test_a_reference_that_cannot_be_read_here_is_loaded_afresh(
+        tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its bytes cannot be hashed (a permission, a race): no error escapes, nothing is pooled.
+    path = write_selftest_spec(tmp_path)
+    reference = (tmp_path / "ref.py").resolve()
+    original = Path.read_bytes
+
+    def refuse(self: Path) -> bytes:
+        if self == reference:
+            raise PermissionError(13, "Permission denied", str(self))
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    assert verify(path, engine).status == "passed"
+    assert engine.references.loaded() == []
+
+
+def test_a_reference_is_not_shared_with_a_spec_of_another_folder(tmp_path: Path,
+                                                                 engine: Engine) -> None:
+    # The same file, seen from the folder above (a wider sandbox view): loaded afresh.
+    inner = tmp_path / "inner"
+    path = write_selftest_spec(inner)
+    assert verify(path, engine).status == "passed"
+    outer = tmp_path / "outer.toml"
+    outer.write_text(path.read_text().replace('"k.cu"', '"inner/k.cu"')
+                     .replace('"ref.py"', '"inner/ref.py"'))
+    assert verify(outer, engine).status == "passed"
+    assert engine.references.starts == 2

@@ -3,8 +3,9 @@
 Starting a reference process costs a sandbox, a Python and a NumPy import: about 0.3 s, half a
 warm GPU verification. An Engine keeps each loaded reference in its process (still sandboxed
 where the sandbox is in force) and hands it to the next verification of the same reference,
-as long as nothing it could have read has changed: the reference file's bytes, the size and
-time of every file in the spec's folder, whether the sandbox is in force, and the time limit.
+as long as nothing it could have read has changed: the reference file's bytes, the size,
+times and inode of every file in the spec's folder, whether the sandbox is in force, and the
+time limit.
 A reference that failed in any way, or whose process is gone, is never handed out again.
 
 The pool also remembers what each warm reference answered: a run's inputs (a function of the
@@ -39,10 +40,24 @@ Arrays = dict[str, Any]
 Staged = tuple[Arrays, Arrays]
 
 
+def _file_stamp(entry: os.DirEntry[str]) -> tuple[str, int, int, int, int] | None:
+    """Path, size, modification and change times and inode of one file (of the link itself
+    when it leads nowhere); None when it vanished meanwhile. The change time and inode catch
+    contents replaced under an old modification time (cp -p, rsync -t, tar)."""
+    try:
+        status = entry.stat()
+    except OSError:  # a dangling link, such as an editor's lock file
+        try:
+            status = entry.stat(follow_symlinks=False)
+        except OSError:
+            return None
+    return (entry.path, status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
+
+
 def folder_stamp(folder: Path, limit: int = MAX_STAMPED_FILES) -> tuple[object, ...] | None:
-    """Path, size and modification time of every file under `folder` (bytecode caches
-    aside), or None when there are more than `limit` of them."""
-    entries: list[tuple[str, int, int]] = []
+    """The stamp (_file_stamp) of every file under `folder` (bytecode caches aside), or None
+    when there are more than `limit` of them."""
+    entries: list[tuple[str, int, int, int, int]] = []
     pending = [folder]
     while pending:
         try:
@@ -52,8 +67,9 @@ def folder_stamp(folder: Path, limit: int = MAX_STAMPED_FILES) -> tuple[object, 
                         if entry.name != "__pycache__":
                             pending.append(Path(entry.path))
                         continue
-                    status = entry.stat()
-                    entries.append((entry.path, status.st_size, status.st_mtime_ns))
+                    stamp = _file_stamp(entry)  # one bad entry must not hide the rest
+                    if stamp is not None:
+                        entries.append(stamp)
         except OSError:
             continue  # an unreadable folder is unreadable to the reference too
         if len(entries) > limit:
@@ -62,13 +78,18 @@ def folder_stamp(folder: Path, limit: int = MAX_STAMPED_FILES) -> tuple[object, 
 
 
 def reference_key(path: Path, folder: Path) -> tuple[object, ...] | None:
-    """What a warm reference must match to be used again; None when it cannot be told."""
+    """What a warm reference must match to be used again; None when it cannot be told (the
+    reference is then loaded afresh, and a file it cannot read is reported as before)."""
     real = check_location(path, folder)
-    stamp = folder_stamp(folder.resolve())
+    home = folder.resolve()  # the sandbox's view: a reference never serves another folder
+    stamp = folder_stamp(home)
     if stamp is None:
         return None
-    digest = hashlib.sha256(real.read_bytes()).hexdigest()
-    return (str(real), digest, stamp, sandbox.available()[0], time_limit())
+    try:
+        digest = hashlib.sha256(real.read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return (str(real), str(home), digest, stamp, sandbox.available()[0], time_limit())
 
 
 @dataclass
