@@ -96,7 +96,7 @@ train() {
     examples=$(wc -l < "$TEACH/train.jsonl")
     steps=$(( (examples * ${EPOCHS:-3} + 15) / 16 ))
     echo "$examples examples, $steps steps of 16"
-    python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --out "$TEACH/before-run" \
+    python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --adapter none --out "$TEACH/before-run" \
         --json > "$TEACH/before.json" 2> "$out/before.log" || true
     cp "$TEACH/before.json" "$out/"
     tail -n 4 "$out/before.log"

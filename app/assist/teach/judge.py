@@ -123,7 +123,8 @@ def check_runs(before: dict[str, Any], after: dict[str, Any], name: str) -> None
     second = after.get("model", {})
     if first.get("adapter"):
         raise JudgeError(f"the 'before' eval ran with adapter {first['adapter']!r}",
-                         "run it without --adapter")
+                         "run it with --adapter none (auto, the default, loads the "
+                         "model's 'default' adapter)")
     if second.get("adapter", "") != name:
         raise JudgeError(f"the 'after' eval ran with adapter {second.get('adapter') or 'none'!r}"
                          f", not {name!r}", f"run eval with --adapter {name}")
