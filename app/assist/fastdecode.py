@@ -251,8 +251,6 @@ def run(decoder: FastDecoder, inputs: Any, limit: int, choice: Choice,
     ids, mask = inputs["input_ids"], inputs["attention_mask"]
     logits = decoder.prefill(ids, mask, stop, chunk, progress)
     sequences = ids
-    if streamer is not None:
-        streamer.put(ids.cpu())
     unfinished = torch.ones(ids.shape[0], dtype=torch.bool, device=ids.device)
     eos = torch.tensor(list(choice.eos_ids) or [-1], device=ids.device)
     for generated in range(limit):
@@ -260,6 +258,8 @@ def run(decoder: FastDecoder, inputs: Any, limit: int, choice: Choice,
         tokens = torch.where(unfinished, tokens, torch.full_like(tokens, choice.pad_id))
         sequences = torch.cat([sequences, tokens[:, None]], dim=-1)
         if streamer is not None:
+            if generated == 0:  # the prompt only with the first token: a failure before it
+                streamer.put(ids.cpu())  # leaves the stream untouched for generate()
             streamer.put(tokens.cpu())
         unfinished &= ~torch.isin(tokens, eos)
         for criterion in criteria:

@@ -11,7 +11,8 @@ import pytest
 
 from app.assist import GenerationOptions
 from app.assist.batch import BatchModel, Request
-from app.assist.fastdecode import cache_length, resolve_mode
+from app.assist.fastdecode import Choice, Decoders, cache_length, resolve_mode, run
+from app.assist.streaming import TokenStream
 
 QUESTION = [{"role": "user", "content": "Write a CUDA kernel that adds two float vectors."}]
 # About 300 tokens: more than one 256-token prefill chunk on the CPU.
@@ -75,3 +76,25 @@ def test_stop_before_a_token_ends_the_static_path(sessions: dict[str, BatchModel
                                          GenerationOptions(min_new_tokens=64))
     assert answer.finish_reason == "stopped"
     assert answer.new_tokens <= 2 and seen
+
+
+def test_a_failure_before_the_first_token_leaves_the_stream_to_generate(
+        sessions: dict[str, BatchModel]) -> None:
+    # The session falls back to generate() on the same stream, which puts the prompt first:
+    # had the static path put it already, the prompt would be taken for the answer.
+    import torch  # only once the model is loaded, as the app does
+
+    session = sessions["static"]
+    inputs = session._inputs(QUESTION, "")
+    stream = TokenStream(session.load_tokenizer(), None, 0.0)
+
+    def broken(sequences: object, scores: object) -> object:
+        raise TypeError("a processor that fails")
+
+    decoder = Decoders("static").get(session._model, 1, int(inputs["input_ids"].shape[1]) + 4,
+                                     "cpu")
+    with torch.inference_mode(), pytest.raises(TypeError, match="fails"):
+        run(decoder, inputs, 4, Choice(extra=[broken]), [], threading.Event(), stream)
+    stream.put(inputs["input_ids"].cpu())  # what generate() then does
+    stream.put(torch.tensor([7]))
+    assert stream.ids == [7]
