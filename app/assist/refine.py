@@ -183,10 +183,11 @@ def _compact_prompt(chain: Chain, counter: TokenCounter) -> Prompt:
 
 def _options(chain: Chain, round_number: int) -> GenerationOptions:
     """The chain's sampling, with a seed of its own for this round. A compact-style chain
-    samples after its first round: its prompt does not change, so greedy would repeat itself."""
+    samples after its first round: its prompt does not change, so greedy would repeat itself.
+    Its other settings (top_p, the repetition penalty a batch shares) stay the chain's."""
     if chain.options.temperature <= 0 and chain.job.style == compact.STYLE and round_number > 1:
-        return GenerationOptions(temperature=COMPACT_RETRY_TEMPERATURE,
-                                 seed=chain.seed + ROUND_SEED_STEP * (round_number - 1))
+        return replace(chain.options, temperature=COMPACT_RETRY_TEMPERATURE,
+                       seed=chain.seed + ROUND_SEED_STEP * (round_number - 1))
     if chain.options.temperature <= 0:
         return chain.options
     return replace(chain.options, seed=chain.seed + ROUND_SEED_STEP * (round_number - 1))

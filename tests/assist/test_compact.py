@@ -78,7 +78,7 @@ def test_a_compact_chain_asks_the_short_prompt_and_samples_after_its_first_round
     model = CompactModel(write)
     task = load_task(ADD)
     job = Job(task.name, task.spec(), task.description, "arm", True, style=compact.STYLE)
-    chain = Chain(job, 0, 0, GenerationOptions())
+    chain = Chain(job, 0, 0, GenerationOptions(repetition_penalty=1.05, top_p=0.9))
     stop = threading.Event()
     with VerifyPool(VerifyOptions(backend="cpu", timeout=10.0), 1, stop) as pool:
         RefineLoop(model, pool, LoopSettings(tmp_path / "run", 3), stop).run([chain])
@@ -87,6 +87,8 @@ def test_a_compact_chain_asks_the_short_prompt_and_samples_after_its_first_round
     wanted = compact.messages(task.description, ADD.read_text(encoding="utf-8"))
     assert first.messages == wanted and second.messages == wanted
     assert first.options.temperature == 0 and second.options.temperature > 0
+    # Only the temperature and seed change: a batch shares its first row's repetition penalty.
+    assert (second.options.repetition_penalty, second.options.top_p) == (1.05, 0.9)
 
 
 def test_formulas_bracket_operands_that_bind_loosely() -> None:
