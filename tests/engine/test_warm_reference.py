@@ -207,3 +207,12 @@ def test_a_reference_is_not_shared_with_a_spec_of_another_folder(tmp_path: Path,
                      .replace('"ref.py"', '"inner/ref.py"'))
     assert verify(outer, engine).status == "passed"
     assert engine.references.starts == 2
+
+
+def test_a_warm_reference_keeps_no_inputs_or_outputs_in_its_scratch(tmp_path: Path,
+                                                                     engine: Engine) -> None:
+    # The scratch folder is in memory (/dev/shm): a case's files must not stay there between
+    # verifications (they are gigabytes for a large case).
+    path = write_selftest_spec(tmp_path)
+    assert verify(path, engine).status == "passed"
+    assert list(warm_one(engine).scratch.iterdir()) == []

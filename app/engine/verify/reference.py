@@ -163,10 +163,21 @@ class Reference:
                     np.save(handle, value, allow_pickle=False)
             else:
                 scalars[name] = value
-        self._send({"arrays": arrays, "scalars": scalars})
-        reply = self._reply("computing the outputs")
-        return {str(name): self._output(str(file)) for name, file in
-                dict(reply.get("outputs", {})).items()}
+        outputs: dict[str, Any] = {}
+        try:
+            self._send({"arrays": arrays, "scalars": scalars})
+            outputs = dict(self._reply("computing the outputs").get("outputs", {}))
+            return {str(name): self._output(str(file)) for name, file in outputs.items()}
+        finally:  # read into memory by now: a warm process must not keep them in /dev/shm
+            self._remove([*arrays.values(), *map(str, outputs.values())])
+
+    def _remove(self, files: list[str]) -> None:
+        """Delete these files of the scratch folder (the links themselves, never a target)."""
+        for file in files:
+            try:
+                os.unlink(self.scratch / Path(file).name)
+            except OSError:
+                pass  # already gone, or the folder with it
 
     def _output(self, file: str) -> Array:
         """One output file the reference wrote, read as data only."""
