@@ -89,7 +89,9 @@ class VerifyPool:
         """This thread's Engine."""
         engine: Engine | None = getattr(self._local, "engine", None)
         if engine is None:
-            engine = Engine()
+            # Candidates come in fresh folders, so no reference could ever be used again: keep
+            # none warm (else every pool thread would hold idle reference processes).
+            engine = Engine(warm_references=0)
             self._local.engine = engine
             with self._lock:
                 self._engines.append(engine)

@@ -46,7 +46,7 @@ def model(tmp_path: Path, default_folder: Path) -> Path:
 
 
 def _result(passed: list[int], adapter: str = "", model: str = "smollm2-135m-instruct",
-            seed: int = 0, stopped: bool = False) -> dict[str, Any]:
+            seed: int = 0, stopped: bool = False, quantization: str = "nf4") -> dict[str, Any]:
     """An eval --json result over the held-out tasks: task i passed passed[i] of its chains."""
     tasks = load_suite().split("heldout")[:len(passed)]
     settings = EvalSettings(tasks, Path("run"), arms_for("off", "off"), k=CHAINS, rounds=1,
@@ -55,7 +55,8 @@ def _result(passed: list[int], adapter: str = "", model: str = "smollm2-135m-ins
                 for t, p in zip(tasks, passed, strict=True)]
     result = EvalResult("r1", "2026-01-01T00:00:00", settings.as_dict(),
                         {settings.arms[0].name: outcomes}, stopped=stopped,
-                        model={"name": model, "adapter": adapter})
+                        model={"name": model, "adapter": adapter,
+                               "quantization": quantization})
     return result.as_dict()
 
 
@@ -86,6 +87,8 @@ def test_check_runs_wants_the_base_model_before_and_the_adapter_after() -> None:
         check_runs(_result([0]), _result([1], adapter="other"), NAME)
     with pytest.raises(JudgeError, match="different models"):
         check_runs(_result([0]), _result([1], adapter=NAME, model="bigger"), NAME)
+    with pytest.raises(JudgeError, match="loaded the model differently"):
+        check_runs(_result([0], quantization="none"), _result([1], adapter=NAME), NAME)
 
 
 def test_judge_keeps_only_a_lift_whose_interval_is_above_zero() -> None:

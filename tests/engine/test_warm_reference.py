@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from selftest_spec import write_selftest_spec
 
-from app.engine.verify.reference import Reference
+from app.engine.verify.reference import RETIRE_BUSY_S, Reference
 from app.engine.verify.results import Verdict
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
@@ -216,3 +216,49 @@ def test_a_warm_reference_keeps_no_inputs_or_outputs_in_its_scratch(tmp_path: Pa
     path = write_selftest_spec(tmp_path)
     assert verify(path, engine).status == "passed"
     assert list(warm_one(engine).scratch.iterdir()) == []
+
+
+def test_an_edited_kernel_keeps_the_warm_reference_and_its_answers(tmp_path: Path,
+                                                                  engine: Engine) -> None:
+    """The edit-a-kernel, verify-again loop: the kernel's source is not part of the key."""
+    path = write_selftest_spec(tmp_path)
+    assert verify(path, engine).status == "passed"
+    first = warm_one(engine)
+    (tmp_path / "k.cu").write_text("// edited\n__global__ void k() { /* still a copy */ }\n")
+    assert verify(path, engine).status == "passed"
+    assert warm_one(engine) is first and engine.references.starts == 1
+
+
+def test_files_rewritten_with_the_same_contents_keep_the_warm_reference(
+        tmp_path: Path, engine: Engine) -> None:
+    """The GUI refreshes its private copy of the folder before every run: new inodes and
+    times, same contents."""
+    path = write_selftest_spec(tmp_path)
+    assert verify(path, engine).status == "passed"
+    first = warm_one(engine)
+    for name in ("ref.py", "k.toml"):
+        text = (tmp_path / name).read_bytes()
+        (tmp_path / name).unlink()
+        time.sleep(0.01)
+        (tmp_path / name).write_bytes(text)
+    assert verify(path, engine).status == "passed"
+    assert warm_one(engine) is first and engine.references.starts == 1
+
+
+def test_a_reference_that_used_most_of_its_cpu_limit_is_retired(tmp_path: Path,
+                                                                engine: Engine) -> None:
+    path = write_selftest_spec(tmp_path)
+    assert verify(path, engine).status == "passed"
+    first = warm_one(engine)
+    first.busy_s = RETIRE_BUSY_S
+    assert verify(path, engine).status == "passed"
+    assert warm_one(engine) is not first and engine.references.starts == 2
+
+
+def test_an_engine_without_warm_references_keeps_none(tmp_path: Path) -> None:
+    """The assistant's verification pool: candidates come in fresh folders, so none is kept."""
+    path = write_selftest_spec(tmp_path)
+    with Engine(warm_references=0) as engine:
+        assert verify(path, engine).status == "passed"
+        assert verify(path, engine).status == "passed"
+        assert engine.references.loaded() == [] and engine.references.starts == 2

@@ -131,6 +131,11 @@ def check_runs(before: dict[str, Any], after: dict[str, Any], name: str) -> None
     if first.get("name") != second.get("name"):
         raise JudgeError(f"the evals ran different models ({first.get('name')!r} and "
                          f"{second.get('name')!r})", "run both on the adapter's base model")
+    if first.get("quantization") != second.get("quantization"):
+        raise JudgeError(f"the evals loaded the model differently ({first.get('quantization')!r}"
+                         f" and {second.get('quantization')!r})",
+                         "run both with the same --quantization (the one the adapter was "
+                         "trained over)")
 
 
 def discard_folder(data: Path) -> Path:

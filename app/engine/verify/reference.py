@@ -77,7 +77,7 @@ def _child_command(real: Path, folder: Path, scratch: Path, env: dict[str, str])
     command = [sys.executable, "-m", "app.engine.verify.reference_child", str(real), str(scratch)]
     if not sandbox.available()[0]:
         return command
-    limits = sandbox.Limits(data=sandbox.memory_share(), cpu_seconds=3600,
+    limits = sandbox.Limits(data=sandbox.memory_share(), cpu_seconds=CPU_SECONDS,
                             file_size=FILE_LIMIT, open_files=256)
     box = sandbox.Sandbox(read_only=[*sandbox.python_paths(), folder.resolve()],
                           writable=[scratch], limits=limits, cwd=scratch, env=env)
@@ -96,6 +96,14 @@ def _stop(process: subprocess.Popen[bytes], scratch: Path, stderr: IO[bytes]) ->
         if stream is not None:
             stream.close()
     shutil.rmtree(scratch, ignore_errors=True)
+
+
+# The sandbox's CPU-time limit for a reference process, over its whole life.
+CPU_SECONDS = 3600
+# A warm reference is retired once its calls took this long (wall time; with NumPy's threads on
+# every core the CPU time can be that many times more): half the CPU limit, shared by the
+# cores, so a long session never meets the limit in the middle of a verification.
+RETIRE_BUSY_S = CPU_SECONDS / 2 / (os.cpu_count() or 1)
 
 
 class Reference:
@@ -123,11 +131,14 @@ class Reference:
         self._finalizer = weakref.finalize(self, _stop, self.process, self.scratch, self._stderr)
         self._loaded = False
         self.failed = False  # any error from it: an Engine never uses it again (warm.py)
+        self.busy_s = 0.0  # wall time spent in calls, over the process's life
 
     @property
     def usable(self) -> bool:
-        """Whether another request may be sent: no error so far, and the process lives."""
-        return not self.failed and self._finalizer.alive and self.process.poll() is None
+        """Whether another request may be sent: no error so far, the process lives, and it has
+        not used up most of its CPU-time limit (a warm one serves many verifications)."""
+        return not self.failed and self._finalizer.alive and self.process.poll() is None \
+            and self.busy_s < RETIRE_BUSY_S
 
     def wait(self) -> None:
         """Wait until the process has loaded the file (ReferenceError when it could not)."""
@@ -146,11 +157,14 @@ class Reference:
         if not self._finalizer.alive:
             raise ReferenceError(f"{self.name}: the reference process was stopped earlier")
         self.wait()
+        started = time.monotonic()
         try:
             return self._call(arguments)
         except BaseException:
             self.failed = True  # a request may be left unanswered: never send another
             raise
+        finally:
+            self.busy_s += time.monotonic() - started
 
     def _call(self, arguments: dict[str, Any]) -> dict[str, Array]:
         """One request and its reply (see __call__)."""

@@ -40,7 +40,7 @@ from app.engine.verify.results import (
     Verdict,
     overall_status,
 )
-from app.engine.verify.warm import ReferencePool, Staged
+from app.engine.verify.warm import MAX_WARM, ReferencePool, Staged
 from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import (
     BufferItem,
@@ -108,13 +108,14 @@ class Engine:
     """Warm workers, warm references (app.engine.verify.warm) and a private folder for buffer
     files, kept across verifications."""
 
-    def __init__(self) -> None:
-        """Create the private folder (in memory where /dev/shm exists)."""
+    def __init__(self, warm_references: int = MAX_WARM) -> None:
+        """Create the private folder (in memory where /dev/shm exists). `warm_references`: how
+        many references to keep loaded between verifications (0: none, each starts afresh)."""
         shm = Path("/dev/shm")
         base = str(shm) if shm.is_dir() and shm.stat().st_mode & 0o002 else None
         self.folder = Path(tempfile.mkdtemp(prefix="kernel-studio-", dir=base))
         self.handles: dict[tuple[str, tuple[str, ...]], WorkerHandle] = {}
-        self.references = ReferencePool()
+        self.references = ReferencePool(warm_references)
 
     def handle(self, backend: str, wrapper: tuple[str, ...] = ()) -> WorkerHandle:
         """The worker handle for a backend (and wrapper such as a sanitizer)."""
@@ -348,7 +349,7 @@ def _reference(spec: Spec, references: ReferencePool | None) -> Reference:
     on; wait() says whether it could)."""
     if references is None:
         return load_reference(spec.reference_path, spec.base_dir, wait=False)
-    return references.get(spec.reference_path, spec.base_dir)
+    return references.get(spec.reference_path, spec.base_dir, spec.source_path)
 
 
 def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,

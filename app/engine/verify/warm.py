@@ -3,9 +3,12 @@
 Starting a reference process costs a sandbox, a Python and a NumPy import: about 0.3 s, half a
 warm GPU verification. An Engine keeps each loaded reference in its process (still sandboxed
 where the sandbox is in force) and hands it to the next verification of the same reference,
-as long as nothing it could have read has changed: the reference file's bytes, the size,
-times and inode of every file in the spec's folder, whether the sandbox is in force, and the
-time limit.
+as long as nothing it could have read has changed: the reference file's bytes, the contents
+of every file in the spec's folder (size, times and inode for large ones), whether the sandbox
+is in force, and the time limit. The kernel's own source is left out: a reference computes
+from the inputs it is given, and the edit-a-kernel, verify-again loop changes just that file
+(the GUI also rewrites its private copy of the folder before every run, so contents, not
+times, decide).
 A reference that failed in any way, or whose process is gone, is never handed out again.
 
 The pool also remembers what each warm reference answered: a run's inputs (a function of the
@@ -33,6 +36,10 @@ MAX_WARM = 4
 # A folder with more files than this is not stamped (walking it would cost more than a start):
 # its references are loaded afresh for every verification, as before.
 MAX_STAMPED_FILES = 2000
+# Files up to this size are stamped by their contents; larger ones, and all files once this many
+# bytes were read for one stamp, by size, times and inode.
+HASH_FILE_BYTES = 1 << 20
+HASH_TOTAL_BYTES = 32 << 20
 # Bytes of remembered inputs and expected outputs, over every warm reference.
 MEMO_BYTES = 256 << 20
 
@@ -40,10 +47,11 @@ Arrays = dict[str, Any]
 Staged = tuple[Arrays, Arrays]
 
 
-def _file_stamp(entry: os.DirEntry[str]) -> tuple[str, int, int, int, int] | None:
-    """Path, size, modification and change times and inode of one file (of the link itself
-    when it leads nowhere); None when it vanished meanwhile. The change time and inode catch
-    contents replaced under an old modification time (cp -p, rsync -t, tar)."""
+def _file_stamp(entry: os.DirEntry[str], budget: list[int]) -> tuple[object, ...] | None:
+    """Path, size and SHA-256 of a small file while `budget` (bytes left to read) lasts; else
+    path, size, modification and change times and inode (of the link itself when it leads
+    nowhere). None when it vanished meanwhile. The change time and inode catch contents
+    replaced under an old modification time (cp -p, rsync -t, tar)."""
     try:
         status = entry.stat()
     except OSError:  # a dangling link, such as an editor's lock file
@@ -51,13 +59,22 @@ def _file_stamp(entry: os.DirEntry[str]) -> tuple[str, int, int, int, int] | Non
             status = entry.stat(follow_symlinks=False)
         except OSError:
             return None
+    if status.st_size <= min(HASH_FILE_BYTES, budget[0]) and entry.is_file():
+        try:
+            digest = hashlib.sha256(Path(entry.path).read_bytes()).hexdigest()
+            budget[0] -= status.st_size
+            return (entry.path, status.st_size, digest)
+        except OSError:
+            pass
     return (entry.path, status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
 
 
-def folder_stamp(folder: Path, limit: int = MAX_STAMPED_FILES) -> tuple[object, ...] | None:
-    """The stamp (_file_stamp) of every file under `folder` (bytecode caches aside), or None
-    when there are more than `limit` of them."""
-    entries: list[tuple[str, int, int, int, int]] = []
+def folder_stamp(folder: Path, limit: int = MAX_STAMPED_FILES,
+                 skip: frozenset[str] = frozenset()) -> tuple[object, ...] | None:
+    """The stamp (_file_stamp) of every file under `folder` (bytecode caches and the paths in
+    `skip` aside), or None when there are more than `limit` of them."""
+    entries: list[tuple[object, ...]] = []
+    budget = [HASH_TOTAL_BYTES]
     pending = [folder]
     while pending:
         try:
@@ -67,22 +84,27 @@ def folder_stamp(folder: Path, limit: int = MAX_STAMPED_FILES) -> tuple[object, 
                         if entry.name != "__pycache__":
                             pending.append(Path(entry.path))
                         continue
-                    stamp = _file_stamp(entry)  # one bad entry must not hide the rest
+                    if entry.path in skip:
+                        continue
+                    stamp = _file_stamp(entry, budget)  # one bad entry must not hide the rest
                     if stamp is not None:
                         entries.append(stamp)
         except OSError:
             continue  # an unreadable folder is unreadable to the reference too
         if len(entries) > limit:
             return None
-    return tuple(sorted(entries))
+    return tuple(sorted(entries, key=lambda stamp: str(stamp[0])))
 
 
-def reference_key(path: Path, folder: Path) -> tuple[object, ...] | None:
+def reference_key(path: Path, folder: Path, kernel_source: Path | None = None
+                  ) -> tuple[object, ...] | None:
     """What a warm reference must match to be used again; None when it cannot be told (the
-    reference is then loaded afresh, and a file it cannot read is reported as before)."""
+    reference is then loaded afresh, and a file it cannot read is reported as before). The
+    kernel's source, when named, is not part of it."""
     real = check_location(path, folder)
     home = folder.resolve()  # the sandbox's view: a reference never serves another folder
-    stamp = folder_stamp(home)
+    skip = frozenset({str(kernel_source.resolve())}) if kernel_source else frozenset()
+    stamp = folder_stamp(home, skip=skip)
     if stamp is None:
         return None
     try:
@@ -113,10 +135,10 @@ class ReferencePool:
         self.memo_bytes = MEMO_BYTES
         self._lock = threading.Lock()  # runs are staged on a second thread (ahead.py)
 
-    def get(self, path: Path, folder: Path) -> Reference:
+    def get(self, path: Path, folder: Path, kernel_source: Path | None = None) -> Reference:
         """A loaded (or loading) reference for `path`: the warm one when its key still
         matches and its process lives, else a fresh one (ReferenceError as load_reference)."""
-        key = reference_key(path, folder)
+        key = reference_key(path, folder, kernel_source) if self.capacity else None
         name = str(path.resolve())
         entry = self._entries.pop(name, None)
         if entry is not None and entry.key == key and entry.reference.usable:
