@@ -103,3 +103,43 @@ def test_a_cancelled_run_keeps_every_whole_example_written(tmp_path: Path, guard
     assert len(written) == summary.written >= 1
     assert json.loads((tmp_path / SUMMARY_NAME).read_text("utf-8"))["cancelled"] is True
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("teach-")]
+
+
+# In a private mount namespace: a tiny file system as the output folder, the run, then what it
+# left there copied out before the mount goes away with the namespace.
+FULL_DISK_RUN = """set -e
+mount -t tmpfs -o size=8k none "$1"
+out=$1; keep=$2; shift 2
+set +e
+"$@"; code=$?
+cp "$out/train.jsonl" "$keep" 2>/dev/null
+ls -A "$out" > "$keep.list"
+exit $code
+"""
+
+
+def test_a_full_disk_ends_with_a_message_and_whole_lines(tmp_path: Path) -> None:
+    """The output folder is an 8 KiB file system (a private mount namespace): whatever was
+    written stays whole lines, nothing is left half-written, and the run says what to do
+    (exit 3) instead of a traceback."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-m", "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("no private mount namespace here (needs unshare -m)")
+    out = tmp_path / "small"
+    out.mkdir()
+    command = [sys.executable, "-m", "app", "teach", "data", "--out", str(out), "--count", "8",
+               "--seed", "5", "--no-templates", "--family", "elementwise", "--backend", "cpu"]
+    keep = tmp_path / "kept.jsonl"
+    done = subprocess.run(["unshare", "-m", "sh", "-c", FULL_DISK_RUN, "sh", str(out),
+                           str(keep), *command], capture_output=True, text=True, timeout=300,
+                          check=False, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert "free some space" in done.stderr and "Traceback" not in done.stderr
+    left = Path(f"{keep}.list").read_text().split()
+    assert not [name for name in left if name.startswith("teach-")], "a work folder was left"
+    if keep.exists():  # what was written is whole lines
+        assert all(json.loads(line) for line in keep.read_text().splitlines())

@@ -277,9 +277,17 @@ def build(out: Path, wanted: int, sources: Iterable[Candidate | Skipped], guard:
         finally:
             shutil.rmtree(work, ignore_errors=True)
             builder.summary.seconds = time.monotonic() - started
-            atomic_write_text(out / SUMMARY_NAME,
-                              json.dumps(builder.summary.as_dict(), indent=1) + "\n")
+            _write_summary(out, builder.summary)
     return builder.summary
+
+
+def _write_summary(out: Path, summary: Summary) -> None:
+    """summary.json beside the data; on a full disk the run's own message says more than a
+    second error would, so a failure here is left unsaid (the summary is printed anyway)."""
+    try:
+        atomic_write_text(out / SUMMARY_NAME, json.dumps(summary.as_dict(), indent=1) + "\n")
+    except OSError:
+        pass
 
 
 def _loop(builder: Builder, wanted: int, sources: Iterable[Candidate | Skipped], work: Path,
@@ -295,7 +303,12 @@ def _loop(builder: Builder, wanted: int, sources: Iterable[Candidate | Skipped],
             say(f"{candidate.source} {candidate.name}: not read: {candidate.why}")
             continue
         tried += 1
-        verdict = builder.take(candidate, work)
+        try:
+            verdict = builder.take(candidate, work)
+        except OSError as error:  # its files could not be written where it is judged: a full
+            raise DataError(f"could not write the example {candidate.entry} in {work}: "  # disk
+                            f"{error}; the {DATA_NAME} lines written so far are whole; free "
+                            "some space and run again") from None
         done = builder.summary.written
         rate = (time.monotonic() - started) / max(done, 1)
         say(f"[{done}/{wanted}] {candidate.family} {candidate.entry}: {verdict}; "
