@@ -28,7 +28,7 @@ from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.speccheck import Strength, check_spec
 from app.engine.verify.verifier import verify
 from app.fsutil import atomic_write_text
-from app.spec import SpecError, load_spec
+from app.spec import Spec, SpecError, load_spec
 
 DATA_NAME = "train.jsonl"
 SUMMARY_NAME = "summary.json"
@@ -205,8 +205,7 @@ class Builder:
         if canonical is None:
             self.summary.not_canonical += 1
             return "its kernel cannot start as a proposal's answer does", candidate
-        candidate, spec_path = canonical
-        spec = load_spec(spec_path)
+        candidate, spec = canonical
         vouched = _vouched(candidate)
         verdict = verify(spec, VerifyOptions(backend=self.backend, trusted=vouched), self.engine)
         if verdict.status != Status.PASSED:
@@ -241,7 +240,7 @@ class Builder:
         self.summary.unreadable.append(f"{skipped.source} {skipped.name}: {skipped.why}")
 
 
-def _canonical(candidate: Candidate, spec_path: Path, work: Path) -> tuple[Candidate, Path] | None:
+def _canonical(candidate: Candidate, spec_path: Path, work: Path) -> tuple[Candidate, Spec] | None:
     """The candidate with its kernel in canonical form (compact.canonical_kernel) and the spec
     that verifies that very text; None when the kernel cannot take the form. A spec found in
     place (a template, a user's folder, a kept proposal) is copied first, to a folder of its
@@ -251,14 +250,14 @@ def _canonical(candidate: Candidate, spec_path: Path, work: Path) -> tuple[Candi
     if kernel is None:
         return None
     if kernel == candidate.kernel:
-        return candidate, spec_path
+        return candidate, spec
     if "spec_path" in candidate.extra:
         folder = Path(tempfile.mkdtemp(prefix=f"{candidate.entry}-", dir=work))
         shutil.copytree(spec_path.parent, folder, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns(".*", "__pycache__"))
-        spec_path = folder / spec_path.name
-    atomic_write_text(spec_path.parent / spec.source, kernel)
-    return replace(candidate, kernel=kernel), spec_path
+        spec = load_spec(folder / spec_path.name)
+    atomic_write_text(spec.source_path, kernel)
+    return replace(candidate, kernel=kernel), spec
 
 
 def build(out: Path, wanted: int, sources: Iterable[Candidate | Skipped], guard: Guard,

@@ -41,6 +41,14 @@ def _element(op: str, value: str) -> str:
     return f"{value} * {value}" if op == "sumsq" else value
 
 
+def _init(dtype: str, op: str) -> str:
+    """How a reduction's input is drawn: sums over [0, 1) (see REDUCTIONS), maxima over normal
+    values, integers over a range whose sums fit."""
+    if dtype == "int32":
+        return "randint(-1000, 1000)"
+    return "uniform(0, 1)" if op != "max" else "normal"
+
+
 def row_reduce(rng: random.Random, tag: str) -> Candidate:
     """y[r] = a reduction of row r of a rows x cols array: one block per row."""
     dtype, (op, ident, combine, npy, words), block = _reduction_parts(rng)
@@ -55,12 +63,11 @@ def row_reduce(rng: random.Random, tag: str) -> Candidate:
               f"    for (int c = threadIdx.x; c < cols; c += blockDim.x) {{\n"
               f"        s = {s_next};\n    }}\n{_tree(d.ctype, combine, block)}"
               f"    if (threadIdx.x == 0) {{\n        {y}[r] = part[0];\n    }}\n}}\n")
-    value = "a * a" if op == "sumsq" else "a"
+    value = _element(op, "a")
     ref = (REF_HEADER.format(name=entry) + f"\ndef reference({x}, rows, cols):\n"
            f"    a = widen({x}).reshape(rows, cols)\n"
            f"    return {{\"{y}\": {npy}({value}, axis=1).astype({numpy_out(dtype)})}}\n")
-    init = "randint(-1000, 1000)" if dtype == "int32" else (
-        "uniform(0, 1)" if op != "max" else "normal")
+    init = _init(dtype, op)
     desc = f"{y}[r] = {words} of row r of a row-major rows x cols {dtype} array {x}."
     args = [Arg(x, "in", dtype, ("rows", "cols"), init), Arg(y, "out", dtype, ("rows",)),
             size_arg("rows"), size_arg("cols")]
@@ -82,11 +89,10 @@ def whole_reduce(rng: random.Random, tag: str) -> Candidate:
               f"    for (int i = threadIdx.x; i < n; i += blockDim.x) {{\n        s = {s_next};\n"
               f"    }}\n{_tree(d.ctype, combine, block)}"
               f"    if (threadIdx.x == 0) {{\n        {y}[0] = part[0];\n    }}\n}}\n")
-    value = "a * a" if op == "sumsq" else "a"
+    value = _element(op, "a")
     ref = (REF_HEADER.format(name=entry) + f"\ndef reference({x}, n):\n    a = widen({x})\n"
            f"    return {{\"{y}\": np.array([{npy}({value})]).astype({numpy_out(dtype)})}}\n")
-    init = "randint(-1000, 1000)" if dtype == "int32" else (
-        "uniform(0, 1)" if op != "max" else "normal")
+    init = _init(dtype, op)
     desc = f"{y}[0] = {words} of all n elements of the {dtype} array {x} (n >= 1)."
     args = [Arg(x, "in", dtype, ("n",), init), Arg(y, "out", dtype, ("1",)), size_arg("n")]
     return Candidate("reduction", 2, entry, desc, kernel, ref, args, ("1",), (str(block),),
