@@ -4,53 +4,21 @@ bf16 compute, generates, and stops within 200 ms; 8-bit and none load too."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from app import offline
 from app.assist import GenerationOptions, ModelSession
-from app.assist.convert import default_model_folder, import_folder
+from tests.assist.gpu_support import import_small_qwen2, stop_latency
 
 pytestmark = pytest.mark.gpu
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
 QUESTION = [{"role": "user", "content": "What is a warp?"}]
 
 
 @pytest.fixture(scope="module")
-def tokenizer_folder() -> Path:
-    """The default model's tokenizer: from the prepared model, or from
-    KERNEL_STUDIO_TOKENIZER_DIR on the GPU machine, where the 0.5 GB model does not travel."""
-    offline.enforce()
-    override = os.environ.get("KERNEL_STUDIO_TOKENIZER_DIR")
-    folder = Path(override) if override else default_model_folder()
-    missing = [name for name in TOKENIZER_FILES if not (folder / name).is_file()]
-    if missing:
-        pytest.fail(f"tokenizer files {missing} not in {folder}: run `make model`")
-    return folder
-
-
-@pytest.fixture(scope="module")
-def qwen_folder(tmp_path_factory: pytest.TempPathFactory, tokenizer_folder: Path) -> Path:
+def qwen_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small Qwen2 with random bf16 weights and the default model's tokenizer, imported."""
-    import torch
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    folder = tmp_path_factory.mktemp("qwen2-small")
-    torch.manual_seed(0)
-    config = Qwen2Config(vocab_size=49152, hidden_size=512, intermediate_size=1408,
-                         num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=2,
-                         max_position_embeddings=2048, tie_word_embeddings=False,
-                         bos_token_id=1, eos_token_id=2, pad_token_id=2)
-    Qwen2ForCausalLM(config).to(torch.bfloat16).save_pretrained(str(folder))
-    for name in TOKENIZER_FILES:
-        shutil.copyfile(tokenizer_folder / name, folder / name)
-    import_folder(folder)
-    return folder
+    return import_small_qwen2(tmp_path_factory.mktemp("qwen2-small"), 2048)
 
 
 @pytest.fixture(scope="module")
@@ -92,23 +60,9 @@ def test_nf4_generates_and_streams(nf4: ModelSession) -> None:
 
 
 def test_nf4_stops_within_200_ms(nf4: ModelSession) -> None:
-    stop, seen = threading.Event(), threading.Event()
-    result = []
-
-    def work() -> None:
-        result.append(nf4.generate(QUESTION, 2000, lambda _t: seen.set(), stop,
-                                   GenerationOptions(min_new_tokens=2000)))
-
-    worker = threading.Thread(target=work)
-    worker.start()
-    assert seen.wait(60)
-    time.sleep(0.05)
-    stopped_at = time.perf_counter()
-    stop.set()
-    worker.join(30)
-    latency = time.perf_counter() - stopped_at
+    latency, answer = stop_latency(nf4, QUESTION)
     print(f"gpu stop latency: {latency * 1000:.1f} ms")
-    assert not worker.is_alive() and result[0].stopped
+    assert answer.stopped
     assert latency < 0.2
 
 

@@ -5,53 +5,31 @@ still ends an answer within 200 ms."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app import offline
 from app.assist import GenerationOptions
 from app.assist.batch import BatchModel
-from app.assist.convert import default_model_folder, import_folder
 from app.assist.fastdecode import Choice, FastDecoder, run
+from tests.assist.gpu_support import import_small_qwen2, small_qwen2, stop_latency
 
 pytestmark = pytest.mark.gpu
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
+MAX_POSITIONS = 4096
 QUESTION = [{"role": "user", "content": "Write a CUDA kernel that adds two float vectors."}]
-SMALL: dict[str, Any] = {"vocab_size": 49152, "hidden_size": 512, "intermediate_size": 1408,
-         "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
-         "max_position_embeddings": 4096, "tie_word_embeddings": False,
-         "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 2}
 
 
 def _model(dtype: Any) -> Any:
     """The small random Qwen2 on the GPU in `dtype`."""
-    import torch
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    torch.manual_seed(0)
-    model: Any = Qwen2ForCausalLM(Qwen2Config(**SMALL))
-    return model.to("cuda", dtype).eval()
+    return small_qwen2(dtype, MAX_POSITIONS).to("cuda")
 
 
 @pytest.fixture(scope="module")
 def qwen_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The small random Qwen2 in bf16 with the default model's tokenizer, imported."""
-    import torch
-
-    offline.enforce()
-    tokenizer = Path(os.environ.get("KERNEL_STUDIO_TOKENIZER_DIR") or default_model_folder())
-    folder = tmp_path_factory.mktemp("qwen2-fastdecode")
-    _model(torch.bfloat16).save_pretrained(str(folder))
-    for name in TOKENIZER_FILES:
-        shutil.copyfile(tokenizer / name, folder / name)
-    import_folder(folder)
-    return folder
+    return import_small_qwen2(tmp_path_factory.mktemp("qwen2-fastdecode"), MAX_POSITIONS)
 
 
 def _greedy_pair(model: Any, ids: Any, mask: Any, tokens: int) -> tuple[list[Any], list[Any]]:
@@ -112,21 +90,7 @@ def test_session_graph_matches_its_eager_steps(qwen_folder: Path, quantization: 
 def test_graphed_nf4_stops_within_200_ms(qwen_folder: Path) -> None:
     session = BatchModel(qwen_folder, device="cuda", quantization="nf4", decode="graph")
     session.load()
-    stop, seen = threading.Event(), threading.Event()
-    result = []
-
-    def work() -> None:
-        result.append(session.generate(QUESTION, 2000, lambda _t: seen.set(), stop,
-                                       GenerationOptions(min_new_tokens=2000)))
-
-    worker = threading.Thread(target=work)
-    worker.start()
-    assert seen.wait(60)
-    time.sleep(0.05)
-    stopped_at = time.perf_counter()
-    stop.set()
-    worker.join(30)
-    latency = time.perf_counter() - stopped_at
+    latency, answer = stop_latency(session, QUESTION)
     print(f"graphed nf4 stop latency: {latency * 1000:.1f} ms")
-    assert not worker.is_alive() and result[0].stopped
+    assert answer.stopped
     assert latency < 0.2
