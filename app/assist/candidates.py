@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import shutil
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from app.assist.prompts import PromptContext
 from app.dtypes import lookup
@@ -33,11 +34,30 @@ def propose_context(spec: Spec, description: str, include_source: bool = False) 
                          source=read(spec.source_path) if include_source else "")
 
 
-def kernel_signature(spec: Spec) -> str:
-    """The kernel's declaration as the spec implies it: entry name, argument order and types
-    (inputs as const pointers, outputs as pointers, scalars by value)."""
+class ArgLike(Protocol):
+    """What a signature needs of an argument (a spec's, or one the teach generator makes)."""
+
+    @property
+    def name(self) -> str:
+        """The parameter's name."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """in, out, inout or scalar."""
+        ...
+
+    @property
+    def dtype(self) -> str:
+        """The element type's name."""
+        ...
+
+
+def signature(entry: str, args: Iterable[ArgLike]) -> str:
+    """A kernel's declaration from its entry name and arguments in order: inputs as const
+    pointers, outputs as pointers, scalars by value."""
     params = []
-    for arg in spec.args:
+    for arg in args:
         c_type = lookup(arg.dtype).c_type
         if arg.kind == "scalar":
             params.append(f"{c_type} {arg.name}")
@@ -45,7 +65,12 @@ def kernel_signature(spec: Spec) -> str:
             params.append(f"const {c_type}* __restrict__ {arg.name}")
         else:
             params.append(f"{c_type}* __restrict__ {arg.name}")
-    return f'extern "C" __global__ void {spec.entry}({", ".join(params)})'
+    return f'extern "C" __global__ void {entry}({", ".join(params)})'
+
+
+def kernel_signature(spec: Spec) -> str:
+    """The kernel's declaration as the spec implies it: entry name, argument order and types."""
+    return signature(spec.entry, spec.args)
 
 
 def answer_prefix(spec: Spec) -> str:

@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from app.assist.candidates import signature
 from app.assist.teach.candidate import (
     BLOCKS,
     Arg,
@@ -176,14 +177,9 @@ def _launch(rng: random.Random, total: str) -> tuple[str, str, bool]:
 
 
 def _kernel(entry: str, args: list[Arg], body: str, *dtypes: str) -> str:
-    """The whole kernel: a signature in the spec's order, then the body."""
-    params = []
-    for arg in args:
-        ctype = DTYPES[arg.dtype].ctype
-        params.append(f"{ctype} {arg.name}" if arg.kind == "scalar" else
-                      f"{'const ' if arg.kind == 'in' else ''}{ctype}* __restrict__ {arg.name}")
-    return (f"{includes(*dtypes)}extern \"C\" __global__ void {entry}({', '.join(params)})\n"
-            f"{{\n{body}}}\n")
+    """The whole kernel: the signature the spec will imply (candidates.signature), then the
+    body."""
+    return f"{includes(*dtypes)}{signature(entry, args)}\n{{\n{body}}}\n"
 
 
 CAPPED_NOTES = (" The grid is capped, so each thread loops over the elements with a grid stride.",
