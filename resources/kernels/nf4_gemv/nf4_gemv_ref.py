@@ -1,4 +1,5 @@
-"""Reference for the NF4 dequantize-and-multiply (bitsandbytes' layout at blocksize 64)."""
+"""Reference for the NF4 dequantize-and-multiply (bitsandbytes' layout at blocksize 64, with
+double quantization of the absmax values)."""
 
 import numpy as np
 
@@ -17,6 +18,15 @@ def widen(a):
     return a.astype(np.float64)
 
 
+def block_maxima(absmax_q, code2, scale2, offset):
+    """The float32 absmax of every block of 64 weights, as bitsandbytes dequantizes them: the
+    8-bit value's code times its group's scale (256 values a group), then the offset, each step
+    rounded to float32."""
+    groups = np.repeat(scale2.astype(np.float32), 256)[: absmax_q.size]
+    scaled = code2.astype(np.float32)[absmax_q.astype(np.int64)] * groups
+    return scaled + np.float32(offset)
+
+
 def dequantize(w, absmax, N, K):
     """The weights [N, K]: each byte's high nibble is the even element, its low nibble the odd
     one; each run of 64 weights is scaled by its absmax (float32 products, as bitsandbytes)."""
@@ -28,7 +38,8 @@ def dequantize(w, absmax, N, K):
     return (NF4[codes] * scales).astype(np.float64)
 
 
-def reference(x, w, absmax, M, N, K):
+def reference(x, w, absmax_q, code2, scale2, offset, M, N, K):
     """x [M, K] times the dequantized weights transposed, accumulated in float64."""
+    absmax = block_maxima(absmax_q.reshape(-1), code2, scale2, offset)
     result = widen(x).reshape(M, K) @ dequantize(w, absmax, N, K).T
     return {"out": result.astype(np.float32)}
