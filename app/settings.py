@@ -63,9 +63,12 @@ DECODE = EnvSetting("KERNEL_STUDIO_DECODE", "how the assistant decodes: graph (s
                     "and CUDA graphs), static (static cache, eager steps), generate "
                     "(transformers' generate) or auto (default: graph on a GPU, generate on "
                     "the CPU)")
+NF4_KERNEL = EnvSetting("KERNEL_STUDIO_NF4_KERNEL", "on: a GPU's NF4 layers decode through the "
+                        "nf4_gemv template's kernel instead of bitsandbytes' (default off: not "
+                        "yet measured on a GPU)")
 
 ALL = (CACHE_DIR, DATA_DIR, MODELS_DIR, CXX, CPU_THREADS, CPU_UCONTEXT, SANDBOX, BWRAP,
-       REFERENCE_TIMEOUT, STARTUP_PROBE, TOKENIZER_DIR, AUDIT_LOG, AUDIT_KEY, DECODE)
+       REFERENCE_TIMEOUT, STARTUP_PROBE, TOKENIZER_DIR, AUDIT_LOG, AUDIT_KEY, DECODE, NF4_KERNEL)
 
 
 def describe() -> list[str]:

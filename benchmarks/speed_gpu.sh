@@ -2,7 +2,13 @@
 # The assistant's decoding speed on the lent GPU machine (issue 18), in one call of about five
 # minutes:
 #   here, once:  bash benchmarks/speed_gpu.sh stage    (the tokenizer into .device-kit/tokenizer)
+#                bash benchmarks/speed_gpu.sh slim     (when the kit and the checkout together pass
+#                the 64 MiB a call carries: .gpu-slim/, then source .gpu-slim/setup.sh instead)
 #   run:         source .device-kit/setup.sh && bash benchmarks/speed_gpu.sh   (carry .device-kit)
+#   profile:     source .device-kit/setup.sh && bash benchmarks/speed_gpu.sh profile   (a second
+#                call of about five minutes: benchmarks/decode_profile.py, where a step's time
+#                goes in bf16, NF4 and NF4 through nf4_gemv, and the assistant bench with
+#                KERNEL_STUDIO_NF4_KERNEL=on)
 # Writes into $OUT (or ./gpu-out): env.txt (versions), fastdecode_tests.txt (the greedy-equality
 # and Stop tests on the GPU), nf4_gemv.txt (verify and bench of the NF4 template on pycuda),
 # assistant_bench.txt/.json (7B shape, NF4 and bf16, CUDA-graph decoding against generate(),
@@ -11,6 +17,28 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+
+if [ "${1:-}" = "slim" ]; then
+    # The kit and this checkout together pass the 64 MiB a call may carry: a slim copy keeps
+    # bitsandbytes' CUDA 13 library only (the machine's torch is built for CUDA 13).
+    # Then: carry [".gpu-slim"] and begin with `source .gpu-slim/setup.sh && ...`.
+    rm -rf .gpu-slim && mkdir -p .gpu-slim && cp -r .device-kit/tokenizer .device-kit/*.deb .gpu-slim/ 2>/dev/null
+    cp .device-kit/wheels/*.whl .device-kit/*.whl .gpu-slim/ 2>/dev/null
+    cp .device-kit/debs/bubblewrap*.deb .gpu-slim/ 2>/dev/null
+    for wheel in .gpu-slim/bitsandbytes-*.whl; do
+        zip -q -d "$wheel" 'bitsandbytes/libbitsandbytes_rocm*' 'bitsandbytes/libbitsandbytes_cuda11*' \
+            'bitsandbytes/libbitsandbytes_cuda12*' || true
+    done
+    cat > .gpu-slim/setup.sh <<'SETUP'
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .gpu-slim/*.whl >/dev/null 2>&1
+mkdir -p /tmp/kitroot && dpkg -x .gpu-slim/bubblewrap*.deb /tmp/kitroot
+export PATH=/tmp/kitroot/usr/bin:$PATH:/usr/local/cuda/bin PYTHONPATH=$PWD:/tmp/site HF_HUB_OFFLINE=1
+export KERNEL_STUDIO_TOKENIZER_DIR=$PWD/.gpu-slim/tokenizer
+SETUP
+    grep -qx '/.gpu-slim/' .git/info/exclude || echo '/.gpu-slim/' >> .git/info/exclude
+    du -sh .gpu-slim
+    exit 0
+fi
 
 if [ "${1:-}" = "stage" ]; then
     src=$(.venv/bin/python -c "from app.assist.convert import default_model_folder; print(default_model_folder())")
@@ -26,6 +54,21 @@ export KERNEL_STUDIO_TOKENIZER_DIR=${KERNEL_STUDIO_TOKENIZER_DIR:-$ROOT/.device-
 started=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - started )) s] $*" | tee -a "$out/summary.txt"; }
 
+if [ "${1:-}" = "profile" ]; then
+    stamp "decode profile (7B shape)"
+    timeout 300 python3 benchmarks/decode_profile.py --profile > "$out/decode_profile.txt" 2>&1
+    echo "exit $?" >> "$out/decode_profile.txt"
+    grep -vE '"what": "kernels"' "$out/decode_profile.txt" | tail -40 | tee -a "$out/summary.txt"
+    stamp "assistant bench, NF4 through nf4_gemv"
+    KERNEL_STUDIO_NF4_KERNEL=on timeout 200 python3 benchmarks/assistant_bench.py --gpu \
+        --shapes 7b --quantizations nf4 --tokens 64 --repeats 2 --decode graph --batch 8 \
+        --out "$out/assistant_bench_kernel.json" > "$out/assistant_bench_kernel.txt" 2>&1
+    echo "exit $?" >> "$out/assistant_bench_kernel.txt"
+    grep -E "^\{|fastdecode:|exit" "$out/assistant_bench_kernel.txt" | tee -a "$out/summary.txt"
+    stamp "done"
+    exit 0
+fi
+
 stamp "env"
 {
     python3 -c "import sys, torch, transformers; print('python', sys.version.split()[0], 'torch', torch.__version__, 'transformers', transformers.__version__, 'cuda', torch.version.cuda)"
@@ -38,7 +81,8 @@ cat "$out/env.txt"
 
 stamp "fastdecode GPU tests"
 timeout 80 python3 -m pytest -m gpu -q -s -p no:cacheprovider -rfEs \
-    tests/assist/test_fastdecode_gpu.py > "$out/fastdecode_tests.txt" 2>&1
+    tests/assist/test_fastdecode_gpu.py tests/assist/test_nf4_linear_gpu.py \
+    > "$out/fastdecode_tests.txt" 2>&1
 echo "exit $?" >> "$out/fastdecode_tests.txt"
 grep -E "passed|failed|error|tokens/s|latency|fastdecode:" "$out/fastdecode_tests.txt" | tail -12 | tee -a "$out/summary.txt"
 

@@ -184,7 +184,17 @@ class ModelSession:
             model = apply_adapter(model, adapter_folder(self.folder, self.adapter),
                                   merge=quantization == "none")
         model.eval()
+        if device == "cuda" and quantization == "nf4" and settings.NF4_KERNEL.get() == "on":
+            self._use_nf4_kernel(model)
         return model, device, quantization
+
+    def _use_nf4_kernel(self, model: Any) -> None:
+        """Decode the NF4 layers through the nf4_gemv template (opt-in); say how it went."""
+        from app.assist import nf4_linear
+
+        count, why = nf4_linear.use_kernel(model)
+        fastdecode.say(f"nf4_gemv serves {count} layers" if count else
+                       f"nf4_gemv not used ({why}); bitsandbytes' 4-bit path stays")
 
     # -- tokens ------------------------------------------------------------------------------
 
