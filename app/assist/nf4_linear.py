@@ -9,9 +9,10 @@ How: the template is compiled by the app's own compile service (NVRTC, cached), 
 loaded with the CUDA driver API (cuda-python, which the compile service already uses) into the
 context torch works in, and launched on torch's current stream, so a CUDA graph capture records
 it like any other kernel. Each bitsandbytes Linear4bit layer whose layout the kernel knows
-(NF4, blocksize 64, double-quantized absmax in groups of 256, bf16 compute) gets a forward that
-takes the kernel for up to MAX_ROWS rows and bitsandbytes' own path for more (reading a prompt)
-or when autograd is on (training). Layers in other layouts keep bitsandbytes' forward.
+(NF4, blocksize 64, double-quantized absmax in groups of 256) gets a forward that takes the
+kernel for up to MAX_ROWS rows of bf16 input and bitsandbytes' own path otherwise: more rows
+(reading a prompt), other input dtypes, or autograd on (training). Layers in other layouts
+keep bitsandbytes' forward.
 """
 
 from __future__ import annotations
@@ -89,8 +90,6 @@ class Nf4Layer:
     def __init__(self, module: Any) -> None:
         """Take the layer's packed weights and its double-quantized absmax; ValueError with the
         reason when the layout is not the one the kernel reads."""
-        import torch
-
         state = getattr(module.weight, "quant_state", None)
         if state is None or state.quant_type != "nf4" or state.blocksize != 64:
             raise ValueError("not NF4 at blocksize 64")
@@ -99,8 +98,6 @@ class Nf4Layer:
         self.n, self.k = int(state.shape[0]), int(state.shape[1])
         if self.k % 64 or module.weight.device.type != "cuda":
             raise ValueError("K not a multiple of 64, or not on a GPU")
-        if state.dtype != torch.bfloat16:
-            raise ValueError(f"compute dtype {state.dtype}, not bfloat16")
         self.weight = module.weight.data
         self.absmax_q = state.absmax
         self.code2 = state.state2.code.float().contiguous()
@@ -109,8 +106,8 @@ class Nf4Layer:
         self.bias = module.bias
 
 
-def _kernel_forward(module: Any, layer: Nf4Layer, original: Any) -> Any:
-    """A forward for `module`: the kernel for a few rows in bf16 without autograd, else the
+def _kernel_forward(layer: Nf4Layer, original: Any) -> Any:
+    """A layer's forward: the kernel for a few rows in bf16 without autograd, else the
     layer's own forward."""
     import torch
 
@@ -156,7 +153,7 @@ def use_kernel(model: Any) -> tuple[int, str | None]:
     for module, layer in checked:
         if getattr(module, "_nf4_gemv_original", None) is None:
             module._nf4_gemv_original = module.forward
-        module.forward = _kernel_forward(module, layer, module._nf4_gemv_original)
+        module.forward = _kernel_forward(layer, module._nf4_gemv_original)
     return len(checked), None
 
 

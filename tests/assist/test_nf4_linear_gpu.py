@@ -23,7 +23,8 @@ def nf4_model(n: int, k: int) -> Any:
     layer: Any = Linear4bit(k, n, bias=True, compute_dtype=torch.bfloat16,  # type: ignore[no-untyped-call]
                               compress_statistics=True, quant_type="nf4")
     layer.load_state_dict({"weight": torch.randn(n, k) * 0.05, "bias": torch.randn(n)})
-    return torch.nn.Sequential(layer.to("cuda")).to(torch.bfloat16)
+    # bf16 before the move, as a model loaded in bf16: the move to the GPU quantizes.
+    return torch.nn.Sequential(layer.to(torch.bfloat16).to("cuda"))
 
 
 def dense_product(layer: Any, x: Any) -> Any:
