@@ -45,8 +45,9 @@ def _check(result: Any, what: str) -> Any:
 class Nf4Gemv:
     """The compiled template loaded into the current CUDA context, ready to launch."""
 
-    def __init__(self, arch: str) -> None:
-        """Compile for `arch` (sm_XY) through the compile service and load the cubin."""
+    def __init__(self, arch: str, device_index: int) -> None:
+        """Compile for `arch` (sm_XY) through the compile service and load the cubin into the
+        GPU's primary context (the one torch works in)."""
         from app.compile.api import compile_file
 
         result = compile_file(TEMPLATE, arch=arch, options=[f"-DROWS_PER_BLOCK={ROWS_PER_BLOCK}"])
@@ -57,6 +58,9 @@ class Nf4Gemv:
         except ImportError as error:
             raise KernelUnavailable(f"cuda-python is not installed ({error})") from error
         self.driver = driver
+        device = _check(driver.cuDeviceGet(device_index), "finding the GPU")
+        context = _check(driver.cuDevicePrimaryCtxRetain(device), "opening the GPU's context")
+        _check(driver.cuCtxSetCurrent(context), "entering the GPU's context")
         self.module = _check(driver.cuModuleLoadData(result.cubin), "loading the cubin")
         self.function = _check(driver.cuModuleGetFunction(self.module, b"nf4_gemv"),
                                "finding nf4_gemv")
@@ -80,8 +84,8 @@ def kernel_for(device_index: int) -> Nf4Gemv:
 
     major, minor = torch.cuda.get_device_capability(device_index)
     with torch.cuda.device(device_index):
-        torch.cuda.current_stream().synchronize()  # makes torch's context current here
-        return Nf4Gemv(f"sm_{major}{minor}")
+        torch.cuda.current_stream().synchronize()  # torch's context exists before we join it
+        return Nf4Gemv(f"sm_{major}{minor}", device_index)
 
 
 class Nf4Layer:
