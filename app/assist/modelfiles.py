@@ -258,9 +258,13 @@ def _tensor_info(cursor: _Cursor) -> tuple[str, int, int]:
 
 
 def check_weights(folder: Path) -> None:
-    """Every safetensors file of a model folder."""
-    for path in sorted(folder.rglob("*.safetensors")):
-        check_safetensors(path)
+    """Every safetensors file of a model folder, its adapters/ aside: each adapter is checked
+    when it is chosen, so a broken one cannot take the model and the other adapters with it."""
+    from app.assist.manifest import model_files  # manifest imports this module
+
+    for name in model_files(folder):
+        if name.endswith(".safetensors"):
+            check_safetensors(folder / name)
 
 
 def unreadable_as_refusal(folder: Path, what: str, load: Callable[[], T]) -> T:

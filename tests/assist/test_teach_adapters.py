@@ -73,6 +73,24 @@ def test_a_tampered_adapter_is_refused_by_name(model_with_adapter: Path) -> None
         session.load()
 
 
+def test_a_truncated_adapter_is_refused_alone(model_with_adapter: Path) -> None:
+    """A broken adapter is refused when it is chosen; the model without it, and its other
+    adapters, still load."""
+    from app.assist.safety import check_model_folder
+
+    make_adapter(model_with_adapter, "broken")
+    weights = adapter_folder(model_with_adapter, "broken") / WEIGHTS_NAME
+    weights.write_bytes(weights.read_bytes()[:1000])
+    with pytest.raises(ModelRefused, match="broken"):
+        check_adapter(model_with_adapter, "broken")
+    check_model_folder(model_with_adapter)
+    check_adapter(model_with_adapter, "kern")
+    for adapter in (None, "kern"):
+        session = ModelSession(model_with_adapter, device="cpu", quantization="none",
+                               adapter=adapter)
+        assert session.load().device == "cpu"
+
+
 def test_an_incomplete_or_unknown_adapter_ends_with_exit_2(
         model_with_adapter: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (adapter_folder(model_with_adapter, "kern") / CONFIG_NAME).unlink()
