@@ -327,12 +327,15 @@ def _adapters(args: argparse.Namespace) -> int:
         return 2
     if args.json:
         print(json.dumps([{"name": a.name, "folder": str(a.folder), "ok": not a.problem,
-                           "problem": a.problem, "card": a.card} for a in found], indent=1))
+                           "problem": a.problem, "card": {} if a.problem else a.card}
+                          for a in found], indent=1))
         return 0
     for adapter in found:
+        if adapter.problem:  # its card is as untrusted as the rest of it: nothing read from it
+            print(f"{adapter.name}: REFUSED: {adapter.problem}")
+            continue
         steps, examples = adapter.card.get("steps", "?"), adapter.card.get("examples", "?")
-        state = f"REFUSED: {adapter.problem}" if adapter.problem else "ok"
-        print(f"{adapter.name}: {state} ({steps} steps on {examples} examples)")
+        print(f"{adapter.name}: ok ({steps} steps on {examples} examples)")
     if not found:
         print("no adapters (kernel-studio teach train makes one)", file=sys.stderr)
     return 0

@@ -66,8 +66,9 @@ def test_a_tampered_adapter_is_refused_by_name(model_with_adapter: Path) -> None
     data = bytearray(weights.read_bytes())
     data[-1] ^= 0x01
     weights.write_bytes(bytes(data))
-    with pytest.raises(ModelRefused, match=WEIGHTS_NAME):
+    with pytest.raises(ModelRefused, match=WEIGHTS_NAME) as refused:
         check_adapter(model_with_adapter, "kern")
+    assert "teach train" in refused.value.hint and "model import" not in refused.value.hint
     session = ModelSession(model_with_adapter, device="cpu", quantization="none", adapter="kern")
     with pytest.raises(ModelRefused):
         session.load()
@@ -110,6 +111,7 @@ def test_teach_adapters_lists_each_with_its_state(
     listed = {a["name"]: a for a in json.loads(capsys.readouterr().out)}
     assert listed["kern"]["ok"] and not listed["second"]["ok"]
     assert "extra.txt" in listed["second"]["problem"]
+    assert listed["kern"]["card"] and listed["second"]["card"] == {}  # a refused card is unread
 
 
 def test_auto_quantization_follows_the_adapters_card(default_folder: Path) -> None:

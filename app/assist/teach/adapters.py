@@ -71,10 +71,15 @@ def check_adapter(model_folder: Path, name: str) -> Path:
         raise ModelRefused(f"adapter {name!r} in {folder} is incomplete: {', '.join(missing)} "
                            "missing; it was refused", folder / missing[0],
                            "train it again (kernel-studio teach train) or restore it")
-    refuse_pickles(folder)
-    refuse_remote_code(folder)
-    verify_manifest(folder)
-    check_safetensors(folder / WEIGHTS_NAME)
+    try:
+        refuse_pickles(folder)
+        refuse_remote_code(folder)
+        verify_manifest(folder)
+        check_safetensors(folder / WEIGHTS_NAME)
+    except ModelRefused as error:  # the model's own advice (import it again) does not fit
+        raise ModelRefused(error.message, error.path,
+                           f"restore adapter {name!r} from a copy, train it again (kernel-studio "
+                           f"teach train), or remove {folder}") from None
     return folder
 
 
