@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -40,6 +41,7 @@ from app.assist.session import GenerationOptions
 from app.assist.tasks import Task, TaskError, load_suite, load_task
 from app.assist.verifypool import default_workers
 from app.commands.ask import stop_on_interrupt
+from app.fsutil import atomic_write_text
 from app.paths import data_dir
 
 HELP = ("evaluate the local model on the task suite, graded by execution: pass@1 and pass@K, "
@@ -226,17 +228,41 @@ def _finish(result: EvalResult, args: argparse.Namespace, timed_out: bool = Fals
     """Store, report and print the result; the exit code."""
     data = result.as_dict()
     where = store.append_result(data)
-    if args.report:
-        args.report.write_text(report.render(data), encoding="utf-8")
     if args.json:
         print(json.dumps(data, indent=1))
     else:
         print(text_report(result))
         print(f"stored in {where}" + (f"; report {args.report}" if args.report else ""))
+    if args.report and not _write_report(args.report, report.render(data)):
+        return 2
     if result.stopped and not timed_out:
         return 130
     decided = any(o.chains for items in result.outcomes.values() for o in items)
     return 0 if decided else 3
+
+
+def _write_report(path: Path, html: str) -> bool:
+    """Write the HTML report whole or not at all; False (said on stderr) when it cannot be."""
+    try:
+        atomic_write_text(path, html)
+    except OSError as error:
+        print(f"kernel-studio eval: the report could not be written to {path}: {error}; the "
+              "results above are stored all the same", file=sys.stderr)
+        return False
+    return True
+
+
+def report_problem(path: Path | None) -> str | None:
+    """Why the report cannot be written at `path` (checked before a long run), or None."""
+    if path is None:
+        return None
+    if path.is_dir():
+        return f"--report {path} is a folder: name a file, for example {path / 'eval.html'}"
+    if not path.parent.is_dir():
+        return f"--report {path}: the folder {path.parent} does not exist"
+    if not os.access(path.parent, os.W_OK):
+        return f"--report {path}: the folder {path.parent} is not writable"
+    return None
 
 
 def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Event) -> int:
@@ -280,6 +306,10 @@ def run(args: argparse.Namespace) -> int:
     stopped (the partial result is stored all the same)."""
     if args.k > MAX_K:
         print(f"kernel-studio eval: at most {MAX_K} chains per task", file=sys.stderr)
+        return 2
+    problem = report_problem(args.report)
+    if problem:
+        print(f"kernel-studio eval: {problem}", file=sys.stderr)
         return 2
     progress = StderrProgress(quiet=args.json)
     try:
