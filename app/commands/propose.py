@@ -25,7 +25,7 @@ from app.assist.proposing import ProposeSettings, propose_kernels
 from app.assist.refine import Chain, undecided
 from app.assist.tasks import TaskError
 from app.commands.ask import stop_on_interrupt
-from app.spec import SpecError
+from app.spec import SpecError, load_spec
 
 HELP = ("the local model proposes kernels for a spec in K chains of up to R rounds, each round "
         "told why the last failed (exit 0 when one passed, 1 none passed, 3 none could be "
@@ -93,6 +93,7 @@ def _announce(chain: Chain, attempt: Attempt) -> None:
 
 def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Event) -> int:
     """Load, run the chains, print."""
+    load_spec(args.spec)  # a spec that cannot be read is said before the model loads
     model = batch_model_from_args(args, progress)
     on_gpu = model.load().device == "cuda"
     progress.done()

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,14 @@ def test_a_written_candidate_is_verified_like_the_original(tmp_path: Path) -> No
         status, message = verify_candidate(spec_copy, "auto", engine, None)
         original = verify_file(VECTOR_ADD / "vector_add.toml", engine=engine)
     assert status == original.status, message
+
+
+def test_propose_says_a_broken_spec_before_loading_the_model(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[kernel]\nsource = 3\n", "utf-8")
+    for spec in (tmp_path / "missing.toml", broken):
+        started = time.perf_counter()
+        done = run([sys.executable, "-m", "app", "propose", str(spec), "--no-verify"], 120)
+        assert done.returncode == 2 and spec.name in done.stderr, done.stderr[-1000:]
+        assert "Traceback" not in done.stderr
+        assert time.perf_counter() - started < 10  # the model (about 20 s) was not loaded
