@@ -15,7 +15,10 @@ with the reason.
 from __future__ import annotations
 
 import ast
+import math
+import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,10 +40,22 @@ MATMUL = frozenset({"matmul", "mm", "bmm"})
 INITS = {"rand": "uniform(0, 1)", "randn": "normal"}
 DTYPES = {"float32": "float32", "float": "float32", "float16": "float16", "half": "float16",
           "bfloat16": "bfloat16"}
+INT_DTYPES = {"int32": "int32", "int": "int32", "int64": "int64", "long": "int64"}
+# Size arithmetic stops here: sizes are int32 scalars, and a file must not make us compute
+# numbers with millions of digits (2**64**64...) before we can say no.
+MAX_VALUE = 1 << 63
+ARITHMETIC: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow}
 
 
 class Refused(ValueError):
     """A problem that does not map to a task; the message says why."""
+
+
+class BadSize(Refused):
+    """A size constant whose value cannot be a size (too large, a division by zero): refused
+    outright, not skipped as a constant that is not a number."""
 
 
 @dataclass(frozen=True)
@@ -76,9 +91,14 @@ def literal(node: ast.AST, constants: dict[str, Any]) -> Any:
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float | bool | str):
         return node.value
     if isinstance(node, ast.Name) and node.id in constants:
+        if isinstance(constants[node.id], BadSize):
+            raise constants[node.id]
         return constants[node.id]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -literal(node.operand, constants)
+        value = literal(node.operand, constants)
+        if not isinstance(value, int | float):
+            raise Refused(f"`{ast.unparse(node)}` negates what is not a number")
+        return -value
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult |
                                                   ast.FloorDiv | ast.Pow):
         left, right = literal(node.left, constants), literal(node.right, constants)
@@ -89,25 +109,46 @@ def literal(node: ast.AST, constants: dict[str, Any]) -> Any:
 
 
 def _arith(op: ast.operator, left: Any, right: Any) -> Any:
-    """One arithmetic step on numbers (powers kept small)."""
+    """One arithmetic step on numbers, every operand and result bounded by MAX_VALUE."""
     if not all(isinstance(v, int | float) for v in (left, right)):
         raise Refused("sizes must be numbers")
-    if isinstance(op, ast.Pow):
-        if abs(right) > 64:
-            raise Refused("a size's power is too large")
-        return left ** right
-    return {ast.Add: left + right, ast.Sub: left - right, ast.Mult: left * right}.get(
-        type(op), left // right if right else 0)
+    left, right = _bounded(left), _bounded(right)
+    if isinstance(op, ast.FloorDiv) and right == 0:
+        raise BadSize("a size divides by zero")
+    if isinstance(op, ast.Pow) and _power_too_large(left, right):
+        raise BadSize("a size is too large (its power exceeds 2**63)")
+    try:
+        result = ARITHMETIC[type(op)](left, right)
+    except (OverflowError, ZeroDivisionError) as error:
+        raise BadSize(f"a size cannot be computed: {error}") from None
+    return _bounded(result)
+
+
+def _power_too_large(left: Any, right: Any) -> bool:
+    """Whether left ** right would exceed MAX_VALUE, decided before computing it."""
+    return bool(right > 0 and abs(left) > 1 and right * math.log2(abs(left)) > 63)
+
+
+def _bounded(value: Any) -> Any:
+    """The value, unless it is beyond any size."""
+    if not isinstance(value, int | float):
+        raise BadSize("a size is not a real number")  # a negative number's fractional power
+    if abs(value) > MAX_VALUE:
+        raise BadSize("a size is too large (beyond 2**63)")
+    return value
 
 
 def constants_of(tree: ast.Module) -> dict[str, Any]:
-    """Module-level NAME = number assignments, in order."""
+    """Module-level NAME = number assignments, in order; a size that cannot be one is kept as
+    its BadSize, raised where it is used (an unused one harms nothing)."""
     constants: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
                 node.targets[0], ast.Name):
             try:
                 constants[node.targets[0].id] = literal(node.value, constants)
+            except BadSize as error:
+                constants[node.targets[0].id] = error
             except Refused:
                 continue
     return constants
@@ -189,6 +230,10 @@ def _size_expression(node: ast.AST, constants: dict[str, Any]) -> str:
     """A shape entry as a spec expression over the problem's size variables."""
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return str(node.value)
+    if isinstance(node, ast.Name) and isinstance(constants.get(node.id), BadSize):
+        raise BadSize(f"the size {node.id}: {constants[node.id]}")
+    if isinstance(node, ast.Name) and isinstance(constants.get(node.id), bool):
+        raise Refused(f"the size {node.id} is a boolean ({constants[node.id]}), not a number")
     if isinstance(node, ast.Name) and isinstance(constants.get(node.id), int):
         return node.id
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult |

@@ -8,7 +8,9 @@ from __future__ import annotations
 import ast
 import json
 import math
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +34,12 @@ from app.assist.kernelbench_shapes import ShapeReader
 from app.expr import evaluate
 from app.expr import names as expression_names
 from app.fsutil import atomic_write_text
+from app.spec import SpecError, parse_spec_text
 
 LEVEL_FOLDER = re.compile(r"level\s*_?([0-9]+)", re.IGNORECASE)
 BLOCK = 256
+TOO_DEEP = ("{name} has expressions too deeply nested to read: write the problem with plain "
+            "expressions (KernelBench problems have no such nesting)")
 
 
 def _level(path: Path) -> int | None:
@@ -51,23 +56,47 @@ def _doc(model: ast.ClassDef) -> str:
     return " ".join((ast.get_docstring(model) or "").split())
 
 
-def read_problem(path: Path) -> Problem:
+def read_source(path: Path) -> str:
+    """The problem file's text: a regular file of at most MAX_PROBLEM_BYTES, UTF-8 (a BOM is
+    fine). Opened without blocking and checked before reading, so a FIFO or a device such as
+    /dev/zero is refused instead of hanging or reading without end."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise Refused(f"cannot read {path}: {error.strerror or error}") from None
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise Refused(f"{path} is not a regular file: give the problem's .py file")
+        try:
+            raw = file.read(MAX_PROBLEM_BYTES + 1)
+        except OSError as error:
+            raise Refused(f"cannot read {path}: {error.strerror or error}") from None
+    if len(raw) > MAX_PROBLEM_BYTES:
+        raise Refused(f"{path.name} is larger than {MAX_PROBLEM_BYTES >> 10} KiB: not a "
+                      "KernelBench problem file")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise Refused(f"{path.name} is not UTF-8 text: {error}") from None
+
+
+def read_problem(path: Path, source: str | None = None) -> Problem:
     """Read a problem file as text; Refused says why it does not map."""
     level = _level(path)
     if level is not None and level != 1:
         raise Refused(f"{path.name} is a level-{level} problem (fused operators or whole "
                       "models): only level-1 problems map to a task")
+    text = read_source(path) if source is None else source
     try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise Refused(f"cannot read {path}: {error.strerror or error}") from None
-    if len(raw) > MAX_PROBLEM_BYTES:
-        raise Refused(f"{path.name} is larger than {MAX_PROBLEM_BYTES >> 10} KiB")
-    try:
-        tree = ast.parse(raw.decode("utf-8"), filename=path.name)
-    except (SyntaxError, UnicodeDecodeError, ValueError) as error:
+        tree = ast.parse(text, filename=path.name)
+    except (SyntaxError, ValueError) as error:
         raise Refused(f"{path.name} is not Python that can be read: {error}") from None
-    return _problem(path.stem, tree)
+    except (RecursionError, MemoryError):
+        raise Refused(TOO_DEEP.format(name=path.name)) from None
+    try:
+        return _problem(path.stem, tree)
+    except (RecursionError, MemoryError):
+        raise Refused(TOO_DEEP.format(name=path.name)) from None
 
 
 def _problem(stem: str, tree: ast.Module) -> Problem:
@@ -247,19 +276,40 @@ def reference_text(problem: Problem) -> str:
                             arrays=", ".join(names))
 
 
-def write_task(problem: Problem, source: str, out_dir: Path) -> Path:
-    """Write the task folder (out_dir/<name>/); the spec's path."""
+def _checked_spec(problem: Problem, name: str, folder: Path) -> str:
+    """The spec's text, once the app's own spec parser accepts it: a task that verify would
+    reject is never written."""
+    try:
+        text = spec_text(problem, name)
+        parse_spec_text(text, folder, folder / f"{name}.toml", check_files=False)
+    except SpecError as error:
+        raise Refused(f"the task's spec would not load: {error}") from None
+    except (RecursionError, MemoryError):
+        raise Refused(TOO_DEEP.format(name=f"{problem.stem}.py")) from None
+    return text
+
+
+def write_task(problem: Problem, source: str, out_dir: Path, force: bool = False) -> Path:
+    """Write the task folder (out_dir/<name>/); the spec's path. An existing folder holds the
+    user's edits, so it is overwritten only with force."""
     name = task_name(problem.stem)
     folder = out_dir / name
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(folder / "problem.py", source)
-    atomic_write_text(folder / f"{name}_ref.py", reference_text(problem))
-    spec_path = folder / f"{name}.toml"
-    atomic_write_text(spec_path, spec_text(problem, name))
-    return spec_path
+    spec = _checked_spec(problem, name, folder)
+    if folder.exists() and not force:
+        raise Refused(f"the task folder {folder} exists already (it may hold your edits): pass "
+                      "--force to overwrite it, or choose another --out")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(folder / "problem.py", source)
+        atomic_write_text(folder / f"{name}_ref.py", reference_text(problem))
+        atomic_write_text(folder / f"{name}.toml", spec)
+    except OSError as error:
+        raise Refused(f"cannot write the task folder {folder}: {error.strerror or error}: "
+                      "choose another --out") from None
+    return folder / f"{name}.toml"
 
 
-def import_problem(path: Path, out_dir: Path) -> Path:
+def import_problem(path: Path, out_dir: Path, force: bool = False) -> Path:
     """Read a problem file (never running it) and write its task; Refused says why not."""
-    problem = read_problem(path)
-    return write_task(problem, path.read_text(encoding="utf-8"), out_dir)
+    source = read_source(path)
+    return write_task(read_problem(path, source), source, out_dir, force)

@@ -24,13 +24,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, metavar="FILE.py", help="the problem file")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="where the task folder is written (default: the current folder)")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite an existing task folder (and the edits in it)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     """Import; 0 with the task's spec path, 2 with the reason it does not map."""
     try:
-        spec = import_problem(args.file, args.out or Path.cwd())
+        spec = import_problem(args.file, args.out or Path.cwd(), args.force)
     except Refused as error:
         if args.json:
             print(json.dumps({"imported": None, "refused": str(error)}))

@@ -6,6 +6,8 @@ reason; a problem file is never run at import."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -192,3 +194,77 @@ def test_the_command_refuses_with_exit_2_and_the_reason(tmp_path: Path) -> None:
                           capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
     assert done.returncode == 2
     assert "not imported: the Model has learned weights (nn.Conv2d(...)" in done.stderr
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """kernel-studio import kernelbench ARGS, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "app", "import", "kernelbench", *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+
+
+@pytest.mark.parametrize(("sizes", "reason"), [
+    ("rows = 2**64\ncols = rows**64\n", "too large"),
+    ("big = 2**62\nrows = big * big * big\ncols = 3\n", "too large"),
+    ("rows = 10**18 << 1\ncols = 3\n", "not written with numbers"),
+    ("rows = 64 // 0\ncols = 3\n", "divides by zero"),
+    ("rows = 2.5**300.0**9\ncols = 3\n", "too large"),
+])
+def test_size_arithmetic_is_bounded(tmp_path: Path, sizes: str, reason: str) -> None:
+    text = SCALE_CLAMP.replace("rows = 512\ncols = 2048 * 3\n", sizes)
+    with pytest.raises(Refused, match=reason):
+        read_problem(_write(tmp_path, "sizes", text))
+
+
+@pytest.mark.parametrize("expression", [
+    "x" + " + x" * 3000, "-" * 3000 + "x", "(" * 150 + "x" + ")" * 150])
+def test_deep_nesting_is_refused_not_a_traceback(tmp_path: Path, expression: str) -> None:
+    text = SCALE_CLAMP.replace("torch.clamp(x * self.scale, min=-1.0, max=1.0)", expression)
+    done = _cli(str(_write(tmp_path, "deep", text)), "--out", str(tmp_path / "tasks"))
+    assert done.returncode in (0, 2), done.stderr
+    assert "Traceback" not in done.stderr
+    if done.returncode == 2:
+        assert "too deeply nested" in done.stderr or "not Python" in done.stderr
+
+
+def test_a_deep_size_expression_is_refused(tmp_path: Path) -> None:
+    text = SCALE_CLAMP.replace("cols = 2048 * 3", "cols = " + "-" * 5000 + "3")
+    done = _cli(str(_write(tmp_path, "deep", text)), "--out", str(tmp_path / "tasks"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_only_regular_files_of_bounded_size_are_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    with pytest.raises(Refused, match="not a regular file"):
+        import_problem(fifo, tmp_path / "tasks")
+    with pytest.raises(Refused, match="not a regular file"):
+        import_problem(Path("/dev/zero"), tmp_path / "tasks")
+    huge = _write(tmp_path, "huge", SCALE_CLAMP + "#" * (1 << 20))
+    with pytest.raises(Refused, match="larger than"):
+        import_problem(huge, tmp_path / "tasks")
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + SCALE_CLAMP.encode())
+    spec_path = import_problem(bom, tmp_path / "tasks")
+    assert (spec_path.parent / "problem.py").read_text() == SCALE_CLAMP
+
+
+def test_an_unusable_out_is_refused_with_exit_2(tmp_path: Path) -> None:
+    problem = str(_write(tmp_path, "clamp", SCALE_CLAMP))
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    for out in (a_file, Path("/proc/kernel_studio_nowhere")):
+        done = _cli(problem, "--out", str(out), "--json")
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert "cannot write the task folder" in json.loads(done.stdout)["refused"]
+
+
+def test_reimport_keeps_the_users_edits_unless_forced(tmp_path: Path) -> None:
+    problem = _write(tmp_path, "clamp", SCALE_CLAMP)
+    spec_path = import_problem(problem, tmp_path / "tasks")
+    spec_path.write_text("# edited by the user\n")
+    done = _cli(str(problem), "--out", str(tmp_path / "tasks"))
+    assert done.returncode == 2 and "--force" in done.stderr
+    assert str(spec_path.parent) in done.stderr
+    assert spec_path.read_text() == "# edited by the user\n"
+    assert _cli(str(problem), "--out", str(tmp_path / "tasks"), "--force").returncode == 0
+    assert load_task(spec_path).spec().cases
