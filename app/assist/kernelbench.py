@@ -37,6 +37,9 @@ REDUCE = frozenset({"sum", "mean", "amax", "amin", "prod", "max", "min", "argmax
                     "logsumexp", "std", "var", "norm"})
 INDEX_RESULTS = frozenset({"argmax", "argmin"})
 MATMUL = frozenset({"matmul", "mm", "bmm"})
+# Names the task's spec (out) and reference (its modules and locals) use for themselves.
+RESERVED = frozenset({"out", "torch", "np", "numpy", "tensors", "value", "built_model",
+                      "importlib", "Path", "INIT_INPUTS", "INPUTS", "reference", "self"})
 INITS = {"rand": "uniform(0, 1)", "randn": "normal"}
 DTYPES = {"float32": "float32", "float": "float32", "float16": "float16", "half": "float16",
           "bfloat16": "bfloat16"}
@@ -249,13 +252,10 @@ def _tensor(name: str, call: ast.expr, constants: dict[str, Any]) -> Tensor:
     kind = call_name(call.func) if isinstance(call, ast.Call) else ""
     if not isinstance(call, ast.Call) or kind not in (*INITS, "randint"):
         raise Refused(f"input {name} is not made by torch.rand, torch.randn or torch.randint")
-    args, dtype = list(call.args), "float32"
+    args, dtype = list(call.args), ""
     for keyword in call.keywords:
         if keyword.arg == "dtype":
-            dtype = DTYPES.get(call_name(keyword.value), "")
-            if not dtype:
-                raise Refused(f"input {name} has dtype {ast.unparse(keyword.value)}, which "
-                              "Kernel Studio's specs do not map")
+            dtype = _dtype(name, kind, call_name(keyword.value), ast.unparse(keyword.value))
         elif keyword.arg == "size":
             args.append(keyword.value)
     if kind == "randint":
@@ -263,10 +263,24 @@ def _tensor(name: str, call: ast.expr, constants: dict[str, Any]) -> Tensor:
             raise Refused(f"input {name}: torch.randint(low, high, size) expected")
         low, high = (literal(a, constants) for a in args[:2])
         dims = args[2].elts if isinstance(args[2], ast.Tuple | ast.List) else [args[2]]
-        return Tensor(name, tuple(_size_expression(d, constants) for d in dims),
-                      f"randint({low}, {high})", "int64" if dtype == "float32" else dtype)
-    dims = args[0].elts if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List) else args
-    return Tensor(name, tuple(_size_expression(d, constants) for d in dims), INITS[kind], dtype)
+        init, dtype = f"randint({low}, {high})", dtype or "int64"
+    else:
+        one = len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List)
+        dims = args[0].elts if one else args  # type: ignore[attr-defined]
+        init, dtype = INITS[kind], dtype or "float32"
+    if not dims:
+        raise Refused(f"input {name} is a 0-d tensor: 0-d tensors are not mapped (give it a "
+                      "size, e.g. torch.rand(1))")
+    return Tensor(name, tuple(_size_expression(d, constants) for d in dims), init, dtype)
+
+
+def _dtype(name: str, kind: str, written: str, text: str) -> str:
+    """The spec dtype of an input's dtype= (integers only from randint, as torch allows)."""
+    found = INT_DTYPES.get(written, "") if kind == "randint" else DTYPES.get(written, "")
+    if not found:
+        raise Refused(f"input {name} has dtype {text}, which Kernel Studio's specs do not map "
+                      f"for torch.{kind}")
+    return found
 
 
 def inputs_of(tree: ast.Module, forward: ast.FunctionDef,
@@ -285,11 +299,21 @@ def inputs_of(tree: ast.Module, forward: ast.FunctionDef,
     if len(params) != len(returned.value.elts):
         raise Refused(f"forward takes {len(params)} input(s) but get_inputs returns "
                       f"{len(returned.value.elts)}")
+    _refuse_reserved(params)
     tensors = []
     for param, item in zip(params, returned.value.elts, strict=True):
         call = made.get(item.id, item) if isinstance(item, ast.Name) else item
         tensors.append(_tensor(param, call, constants))
     return tensors
+
+
+def _refuse_reserved(params: list[str]) -> None:
+    """Refuse forward parameters named like the task's output (out) or the modules and locals
+    its reference uses: the spec or the reference would mean something else by them."""
+    for param in params:
+        if param in RESERVED:
+            raise Refused(f"forward's parameter `{param}` has a name the task itself uses "
+                          f"({', '.join(sorted(RESERVED))}): rename it in the problem file")
 
 
 def init_inputs_of(tree: ast.Module, constants: dict[str, Any]) -> list[Any]:

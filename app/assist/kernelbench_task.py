@@ -38,6 +38,7 @@ from app.spec import SpecError, parse_spec_text
 
 LEVEL_FOLDER = re.compile(r"level\s*_?([0-9]+)", re.IGNORECASE)
 BLOCK = 256
+INT32_MAX = (1 << 31) - 1
 TOO_DEEP = ("{name} has expressions too deeply nested to read: write the problem with plain "
             "expressions (KernelBench problems have no such nesting)")
 
@@ -111,12 +112,33 @@ def _problem(stem: str, tree: ast.Module) -> Problem:
     shape = ShapeReader(inputs, attributes_of(model, init_inputs), constants).shape(returned)
     if shape is None:
         raise Refused("forward returns a number, not a tensor")
-    sizes = {n: int(constants[n]) for t in inputs for d in t.shape for n in expression_names(d)}
+    sizes = {n: constants[n] for t in inputs for d in t.shape for n in expression_names(d)}
+    _check_sizes(sizes, [t.name for t in inputs], [t.shape for t in inputs] + [shape.dims])
     passed = {n.id for n in ast.walk(function_named(tree, "get_init_inputs"))
               if isinstance(n, ast.Name)}
     values = attributes_of(model, init_inputs)
     return Problem(stem, _doc(model), _with_values(returned, values), inputs, sizes, init_inputs,
                    shape.dims, shape.dtype, shape.summed, frozenset(passed & set(sizes)))
+
+
+def _check_sizes(sizes: dict[str, Any], params: list[str],
+                 shapes: list[tuple[str, ...]]) -> None:
+    """Sizes are the kernel's int32 scalars and every dim must have elements: refuse the rest
+    (and forward parameters named like a size, which would be two arguments of one name)."""
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise Refused(f"the size {name} = {value!r} is not a whole number")
+        if not 0 < value <= INT32_MAX:
+            raise Refused(f"the size {name} = {value} is not a positive int32 (1 to {INT32_MAX})")
+    taken = set(params) & set(sizes)
+    if taken:
+        raise Refused(f"forward's parameter `{sorted(taken)[0]}` has the name of a size "
+                      "constant: rename one of them in the problem file")
+    for dims in shapes:
+        for dim in dims:
+            if int(evaluate(dim, sizes)) <= 0:
+                raise Refused(f"the dim `{dim}` is {int(evaluate(dim, sizes))} at the problem's "
+                              "sizes: every dim must be at least 1")
 
 
 class _Substitute(ast.NodeTransformer):

@@ -268,3 +268,39 @@ def test_reimport_keeps_the_users_edits_unless_forced(tmp_path: Path) -> None:
     assert spec_path.read_text() == "# edited by the user\n"
     assert _cli(str(problem), "--out", str(tmp_path / "tasks"), "--force").returncode == 0
     assert load_task(spec_path).spec().cases
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (("x = torch.randn(rows, cols)", "x = torch.randn(())"), "0-d tensors are not mapped"),
+    (("def forward(self, x: torch.Tensor)", "def forward(self, out: torch.Tensor)"),
+     "`out` has a name the task itself uses"),
+    (("def forward(self, x: torch.Tensor)", "def forward(self, torch)"), "`torch`"),
+    (("def forward(self, x: torch.Tensor)", "def forward(self, rows)",
+      "x * self.scale", "rows * self.scale"), "name of a size"),
+    (("rows = 512", "rows = -512"), "not a positive int32"),
+    (("rows = 512", "rows = True"), "boolean"),
+    (("rows = 512", "rows = 2**40"), "not a positive int32"),
+    (("rows = 512", "rows = 64 // 0"), "divides by zero"),
+    (("rows = 512", "rows = 5.0"), "not written with numbers"),
+    (("x = torch.randn(rows, cols)", "x = torch.randn(rows, cols - 6144)"), "at least 1"),
+])
+def test_what_the_app_would_reject_is_never_written(tmp_path: Path, change: tuple[str, ...],
+                                                    reason: str) -> None:
+    text = SCALE_CLAMP
+    for old, new in zip(change[::2], change[1::2], strict=True):
+        text = text.replace(old, new)
+    assert text != SCALE_CLAMP
+    with pytest.raises(Refused, match=reason):
+        import_problem(_write(tmp_path, "problem", text), tmp_path / "tasks")
+    assert not (tmp_path / "tasks").exists()
+
+
+def test_randint_int32_inputs_map(tmp_path: Path) -> None:
+    text = SCALE_CLAMP.replace("x = torch.randn(rows, cols)",
+                               "x = torch.randint(0, 10, (rows, cols), dtype=torch.int32)")
+    text = text.replace("torch.clamp(x * self.scale, min=-1.0, max=1.0)", "torch.abs(x)")
+    spec = load_task(import_problem(_write(tmp_path, "ints", text), tmp_path / "tasks")).spec()
+    assert [a.dtype for a in spec.args[:2]] == ["int32", "int32"]
+    with pytest.raises(Refused, match="do not map"):
+        read_problem(_write(tmp_path, "bad", SCALE_CLAMP.replace(
+            "torch.randn(rows, cols)", "torch.randn(rows, cols, dtype=torch.int32)")))
