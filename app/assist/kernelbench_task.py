@@ -39,6 +39,8 @@ from app.spec import SpecError, parse_spec_text
 LEVEL_FOLDER = re.compile(r"level\s*_?([0-9]+)", re.IGNORECASE)
 BLOCK = 256
 INT32_MAX = (1 << 31) - 1
+# Larger than two blocks of BLOCK threads (primes, so no size is a multiple of the block).
+LARGE_SIZES = (1031, 523)
 TOO_DEEP = ("{name} has expressions too deeply nested to read: write the problem with plain "
             "expressions (KernelBench problems have no such nesting)")
 
@@ -195,12 +197,19 @@ def _scaled(problem: Problem, wanted: tuple[int, ...]) -> dict[str, int]:
 
 def cases(problem: Problem) -> list[dict[str, int]]:
     """Verify cases: one with small prime sizes, one medium (distinct sizes, so swapped
-    indices show); sizes passed to the Model as init inputs keep their value."""
+    indices show), and, where those launch one block only, one larger than two blocks (so a
+    kernel that handles only the first block fails); sizes passed to the Model as init inputs
+    keep their value."""
     found: list[dict[str, int]] = []
     for wanted in (SMALL_SIZES, MEDIUM_SIZES):
         case = _scaled(problem, wanted)
         if case not in found:
             found.append(case)
+    outputs = max(_elements(problem.output_shape, case) for case in found)
+    if outputs <= 2 * BLOCK < _elements(problem.output_shape, problem.sizes):
+        large = _scaled(problem, LARGE_SIZES)
+        if _elements(problem.output_shape, large) > outputs:
+            found.append(large)
     return found
 
 

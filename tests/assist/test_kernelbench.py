@@ -304,3 +304,14 @@ def test_randint_int32_inputs_map(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="do not map"):
         read_problem(_write(tmp_path, "bad", SCALE_CLAMP.replace(
             "torch.randn(rows, cols)", "torch.randn(rows, cols, dtype=torch.int32)")))
+
+
+def test_a_1d_task_has_a_case_larger_than_two_blocks(tmp_path: Path) -> None:
+    text = SCALE_CLAMP.replace("x = torch.randn(rows, cols)", "x = torch.randn(cols)")
+    spec_path = import_problem(_write(tmp_path, "vector", text), tmp_path / "tasks")
+    spec = load_task(spec_path).spec()
+    assert max(case["cols"] for case in spec.cases) > 2 * 256
+    done = subprocess.run([sys.executable, "-m", "app", "spec-check", str(spec_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=240, check=False)
+    assert done.returncode == 0 and done.stdout.startswith("STRONG"), done.stdout
+    assert "caught   first_block" in done.stdout
