@@ -14,6 +14,7 @@ from typing import Any
 
 from app import expr
 from app.dtypes import DTYPES, lookup
+from app.fsutil import NotAFile, read_regular
 from app.inits import InitError, parse_init
 from app.spec_limits import MAX_NESTING, TOO_DEEP, brief, nesting, sensible
 
@@ -468,11 +469,12 @@ def load_spec(path: Path | str) -> Spec:
     """Read and validate a spec file; every failure is a SpecError with a clear message."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_SPEC_BYTES)
+    except NotAFile as error:
+        raise SpecError([Problem("file", f"{error}: a spec is a TOML file of at most "
+                                         f"{MAX_SPEC_BYTES} bytes")], path) from None
     except OSError as error:
         raise SpecError([Problem("file", f"cannot read {path}: {error.strerror}")], path) from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise SpecError([Problem("file", f"{len(raw)} bytes is too large for a spec")], path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -23,6 +23,7 @@ from app.compile.elf import CubinError
 from app.compile.model import CompileResult, Diagnostic, OptionError, failure
 from app.compile.options import DEFAULT_ARCH, check_arch, check_options
 from app.compile.resources import kernel_resources
+from app.fsutil import NotAFile, read_regular
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 BACKENDS = ("nvrtc", "nvcc")
@@ -250,7 +251,10 @@ def read_source(path: Path) -> str | CompileResult:
         size = path.stat().st_size
         if size > MAX_SOURCE_BYTES:
             return refuse(too_large(path.name, size))
-        data = path.read_bytes()
+        data = read_regular(path, MAX_SOURCE_BYTES)
+    except NotAFile as error:
+        return refuse(f"{error}; a kernel source is a text file of at most "
+                      f"{MAX_SOURCE_BYTES} bytes")
     except OSError as error:
         return refuse(f"cannot read {path}: {error.strerror or error}")
     try:

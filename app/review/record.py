@@ -8,16 +8,21 @@ from pathlib import Path
 from typing import Any
 
 from app import trust
+from app.fsutil import read_regular
 from app.review import audit
 from app.spec import Spec, SpecError, load_spec
 
 OUTCOMES = {0: "passed", 1: "failed", 2: "bad_input", 3: "unverified"}
 
 
+# A spec that does not load is hashed for the record only up to this size.
+MAX_HASHED_BYTES = 64 << 20
+
+
 def _sha256(path: Path) -> str:
-    """A file's SHA-256 ('' when it cannot be read)."""
+    """A regular file's SHA-256 ('' when it cannot be read: a FIFO or /dev/zero never ends)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_regular(path, MAX_HASHED_BYTES)).hexdigest()
     except OSError:
         return ""
 
