@@ -46,7 +46,9 @@ def _int(text: str, case: Case, where: str) -> int:
     try:
         return expr.evaluate_int(text, case, where)
     except expr.ExprError as error:
-        raise CaseError(f"{where}: {error}") from None
+        # evaluate_int's message may already start with `where`; say it once.
+        message = str(error)
+        raise CaseError(message if message.startswith(where) else f"{where}: {message}") from None
 
 
 def _dims(texts: tuple[str, ...], case: Case, where: str,
@@ -83,8 +85,66 @@ def _scalar(arg: Arg, case: Case) -> int | float:
     return int(value)
 
 
+def case_text(case: Case) -> str:
+    """A case as the user would write it: {n=1000, m=3}."""
+    return "{" + ", ".join(f"{k}={v}" for k, v in case.items()) + "}"
+
+
+def case_label(spec: Spec, case: Case) -> str:
+    """Where a case comes from, for messages: its place in the spec when it is one of the
+    spec's own, with its values, so that a user can find the line to fix."""
+    for index, known in enumerate(spec.cases):
+        if dict(known) == dict(case):
+            return f"[verify].cases[{index}] {case_text(case)}"
+    if spec.bench_case and dict(spec.bench_case) == dict(case):
+        return f"[bench].case {case_text(case)}"
+    return f"case {case_text(case)}"
+
+
+def used_variables(spec: Spec) -> set[str]:
+    """The size variables that the spec's expressions use (bench formulas included)."""
+    texts = [s for a in spec.args for s in a.shape] + [a.value for a in spec.args if a.value]
+    texts += [*spec.grid, *spec.block, spec.shared_bytes]
+    texts += [t for t in (spec.bench_bytes, spec.bench_flops) if t]
+    return {name for text in texts for name in expr.names(text)}
+
+
+def unknown_variables(spec: Spec, case: Case) -> str | None:
+    """Why a case names variables the spec never uses (a typo the run would silently
+    ignore), or None."""
+    known = used_variables(spec)
+    extra = sorted(set(case) - known)
+    if not extra:
+        return None
+    return (f"{', '.join(repr(n) for n in extra)} is not a variable of this spec; its "
+            f"variables are {', '.join(sorted(known)) or '(none)'}")
+
+
+def check_case(spec: Spec, case: Case, label: str) -> str | None:
+    """What is wrong with a case given outside the spec (the command line), named by `label`,
+    or None: unknown or missing variables, and everything resolve() refuses."""
+    problem = unknown_variables(spec, case)
+    missing = sorted(used_variables(spec) - set(case))
+    if problem is None and missing:
+        problem = f"does not define {', '.join(repr(n) for n in missing)}, which the spec uses"
+    if problem is None:
+        try:
+            _resolve(spec, case)
+        except CaseError as error:
+            problem = str(error)
+    return f"{label}: {problem}" if problem else None
+
+
 def resolve(spec: Spec, case: Case) -> Resolved:
-    """Evaluate every expression of the spec for one case."""
+    """Evaluate every expression of the spec for one case; a CaseError names the case."""
+    try:
+        return _resolve(spec, case)
+    except CaseError as error:
+        raise CaseError(f"{case_label(spec, case)}: {error}") from None
+
+
+def _resolve(spec: Spec, case: Case) -> Resolved:
+    """resolve() without the case's name in its errors."""
     shapes: dict[str, tuple[int, ...]] = {}
     for arg in spec.args:
         if arg.is_buffer:
@@ -104,6 +164,6 @@ def resolve(spec: Spec, case: Case) -> Resolved:
         raise CaseError(f"[launch].shared_bytes is {shared}; it cannot be negative")
     resolved = Resolved(dict(case), shapes, scalars, grid, block, shared)
     if resolved.nbytes(spec) > MAX_TOTAL_BYTES:
-        raise CaseError(f"case {case}: buffers need {resolved.nbytes(spec) / 2**30:.1f} GiB, "
+        raise CaseError(f"buffers need {resolved.nbytes(spec) / 2**30:.1f} GiB, "
                         f"more than the {MAX_TOTAL_BYTES // 2**30} GiB limit; check the sizes")
     return resolved

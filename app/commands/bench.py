@@ -9,9 +9,13 @@ import sys
 
 from app import cli_flags as flags
 from app import settings
+from app.cases import CaseError, case_text, check_case
 from app.commands.verify import add_compiler_argument, parse_case
-from app.engine.bench.runner import BenchOptions, bench_file
+from app.engine.bench.reports import BenchReport
+from app.engine.bench.runner import BenchOptions, bench_file, cases_for
+from app.engine.verify.results import Status
 from app.engine.worker.timing import TimingMode
+from app.spec import SpecError, load_spec
 
 HELP = ("time a kernel on the GPU: median and spread, GB/s, GFLOP/s, A/B and sweeps "
         "(exit 0 timed, 1 a kernel failed, 2 bad spec, 3 no GPU)")
@@ -96,8 +100,44 @@ def run(args: argparse.Namespace) -> int:
         rse_target=args.noise / 100.0, case=args.case, sweep=args.sweep, vs=args.vs,
         verify_first=not args.skip_verify, timeout=args.timeout,
         remeasure_peaks=args.remeasure_peak, seed=args.seed, compiler=args.compiler)
+    problem = _case_problem(args.spec, options)
+    if problem:
+        return _print(BenchReport(Status.SPEC_ERROR, problem), args.json)
     report = bench_file(args.spec, options, progress=None if args.json else _progress)
     if sys.stderr.isatty() and not args.json:
         print("\r" + " " * 80 + "\r", end="", file=sys.stderr)
-    print(json.dumps(report.to_json(), indent=2) if args.json else report.describe())
+    return _print(report, args.json)
+
+
+def _print(report: BenchReport, as_json: bool) -> int:
+    """Print a report and give its exit code."""
+    print(json.dumps(report.to_json(), indent=2) if as_json else report.describe())
     return report.exit_code
+
+
+def _label(case: dict[str, int | float], options: BenchOptions) -> str:
+    """Which flag a bad case came from, with its values."""
+    if options.sweep and options.sweep[0] in case:
+        name = options.sweep[0]
+        return f"--sweep {name}={case[name]}"
+    return f"--case {case_text(case)}" if options.case is not None else "[bench].case"
+
+
+def _case_problem(path: str, options: BenchOptions) -> str | None:
+    """What is wrong with the cases to time (--case, --sweep or the spec's [bench].case)
+    against the spec and the --vs baseline, found before the GPU is looked for: a bad case
+    is bad usage (exit 2) on any machine, not "no GPU". A spec that cannot be read is left
+    to bench_file's own report."""
+    for item in [path, options.vs] if options.vs else [path]:
+        try:
+            spec = load_spec(item)
+            cases = cases_for(spec, options)
+        except SpecError:
+            return None
+        except CaseError as error:
+            return str(error)
+        for case in cases:
+            problem = check_case(spec, case, _label(case, options))
+            if problem:
+                return f"{item}: {problem}" if options.vs else problem
+    return None

@@ -9,7 +9,9 @@ import sys
 
 from app import cli_flags as flags
 from app import settings
+from app.cases import case_text, check_case
 from app.engine.verify import sanitizer
+from app.engine.verify.results import Status, Verdict
 from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.speccheck import brief_warnings
 from app.engine.verify.verifier import verify_file
@@ -29,8 +31,27 @@ def parse_case(text: str) -> dict[str, int | float]:
             number: int | float = int(value.replace("_", ""))
         except ValueError:
             number = flags.finite(value)
+        if name.strip() in case:
+            # A second value would silently win; the user meant one of them.
+            raise argparse.ArgumentTypeError(f"{text!r}: {name.strip()!r} is given twice; "
+                                             "give each variable once")
         case[name.strip()] = number
     return case
+
+
+def case_problem(path: str, cases: list[dict[str, int | float]], flag: str) -> str | None:
+    """What is wrong with cases given on the command line for the spec at `path` (variables
+    it does not use or lacks, sizes it cannot resolve), or None. A spec that cannot be read
+    is left to the command's own spec_error."""
+    try:
+        spec = load_spec(path)
+    except SpecError:
+        return None
+    for case in cases:
+        problem = check_case(spec, case, f"{flag} {case_text(case)}")
+        if problem:
+            return problem
+    return None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,6 +119,9 @@ def run(args: argparse.Namespace) -> int:
     if unsupported:
         print(f"kernel-studio verify: --arch: {unsupported}", file=sys.stderr)
         return 2
+    problem = case_problem(args.spec, args.case, "--case") if args.case else None
+    if problem:
+        return _print(Verdict(Status.SPEC_ERROR, problem, spec_path=args.spec), args.json)
     extra = draw_seeds(args.random_seeds)
     if extra:
         replay = " ".join(f"--seed {s}" for s in extra)
@@ -113,6 +137,12 @@ def run(args: argparse.Namespace) -> int:
     print(json.dumps(verdict.to_json(), indent=2) if args.json else verdict.describe())
     if verdict.passed and not args.json and not args.case:
         _warn_if_weak(args.spec)
+    return verdict.exit_code
+
+
+def _print(verdict: Verdict, as_json: bool) -> int:
+    """Print a verdict found before anything ran, the same way as any other; its exit code."""
+    print(json.dumps(verdict.to_json(), indent=2) if as_json else verdict.describe())
     return verdict.exit_code
 
 
