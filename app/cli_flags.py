@@ -34,7 +34,7 @@ def within(low: float, high: float, what: str,
         """The number, or the range it must lie in."""
         value = finite(text)
         if not (low <= value if include_low else low < value) or value > high:
-            opening = "from" if include_low else "more than"
+            opening = "at least" if include_low else "more than"
             raise argparse.ArgumentTypeError(f"{text!r}: {what} must be {opening} {low:g} and "
                                              f"at most {high:g}")
         return value
@@ -42,8 +42,33 @@ def within(low: float, high: float, what: str,
     return parse
 
 
-seconds = within(0.0, MAX_SECONDS, "seconds")
+# A time limit below this cannot even start a launch or a compiler, so the kernel would be
+# blamed (TIMEOUT) for what is a typo in the flag.
+MIN_SECONDS = 0.1
+seconds = within(MIN_SECONDS, MAX_SECONDS, "seconds", include_low=True)
 milliseconds = within(0.0, MAX_SECONDS * 1000, "milliseconds")
+
+
+def whole(low: int, high: int, what: str) -> Callable[[str], int]:
+    """An argument type for a whole number from low to high."""
+
+    def parse(text: str) -> int:
+        """The number, or the range it must lie in."""
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} must be from {low} to {high}")
+        return value
+
+    return parse
+
+
+# CUDA's limit on threads per block on every architecture Kernel Studio compiles for.
+block_threads = whole(1, 1024, "a block's threads")
+# Bytes: negative is meaningless; above 2**31 no device has it (occupancy then says why).
+shared_bytes = whole(0, 2**31 - 1, "dynamic shared memory in bytes")
 
 
 def arch(text: str) -> str:

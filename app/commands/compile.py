@@ -36,8 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE, --arch, --option, one of --ptx/--sass/--resources, --json and the limits."""
     parser.epilog = ALLOWED_HELP + ". Give options as --option=VALUE, e.g. --option=-O3."
     parser.add_argument("file", help="the .cu file")
-    parser.add_argument("--arch", help="target architecture, e.g. sm_90 (default: this "
-                                       "machine's GPU, else sm_90)")
+    parser.add_argument("--arch", type=flags.arch,
+                        help="target architecture, e.g. sm_90 (default: this machine's GPU, "
+                             "else sm_90)")
     parser.add_argument("--option", action="append", default=[], metavar="OPT",
                         help="a compiler option from the allowlist (repeatable)")
     show = parser.add_mutually_exclusive_group()
@@ -45,8 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     show.add_argument("--sass", action="store_true", help="print SASS with source lines")
     show.add_argument("--resources", action="store_true", help="print resources per kernel")
     parser.add_argument("--kernel", help="only this kernel (its name or lowered symbol)")
-    parser.add_argument("--block", type=int, help="block size: adds theoretical occupancy")
-    parser.add_argument("--dynamic-shared", type=int, default=0, metavar="BYTES",
+    parser.add_argument("--block", type=flags.block_threads,
+                        help="threads per block (1 to 1024): adds theoretical occupancy")
+    parser.add_argument("--dynamic-shared", type=flags.shared_bytes, default=0, metavar="BYTES",
                         help="dynamic shared memory per block, for occupancy")
     parser.add_argument("--backend", choices=["nvrtc", "nvcc"], default="nvrtc")
     parser.add_argument("--timeout", type=flags.seconds, default=30.0,

@@ -76,3 +76,41 @@ def test_verify_names_the_spec_case_that_cannot_be_resolved(tmp_path: Path) -> N
     assert done.returncode == 2, done.stdout
     assert ("[verify].cases[2] {n=3000000000}: arg (n).value: 3000000000 does not fit in int32"
             in done.stdout)
+
+
+KERNEL = str(ROOT / "resources" / "kernels" / "vector_add" / "vector_add.cu")
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--block", "0"], "'0': a block's threads must be from 1 to 1024"),
+    (["--block", "-1"], "'-1': a block's threads must be from 1 to 1024"),
+    (["--block", "5000"], "'5000': a block's threads must be from 1 to 1024"),
+    (["--dynamic-shared", "-1"], "'-1': dynamic shared memory in bytes must be from 0"),
+    (["--arch="], "argument --arch: '' is refused: not a real GPU architecture"),
+    (["--timeout", "0.01"], "'0.01': seconds must be at least 0.1"),
+])
+def test_compile_refuses_impossible_numbers(flags: list[str], message: str) -> None:
+    done = kernel_studio("compile", KERNEL, "--resources", *flags)
+    assert done.returncode == 2, done.stdout
+    assert message in done.stderr and "usage:" in done.stderr
+    assert "n/a" not in done.stdout
+
+
+def test_compile_block_in_range_gives_occupancy() -> None:
+    done = kernel_studio("compile", KERNEL, "--resources", "--block", "1024")
+    assert done.returncode == 0, done.stderr
+    assert "n/a" not in done.stdout and "%" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["verify", "bench"])
+def test_a_timeout_too_short_to_launch_is_bad_usage(command: str) -> None:
+    done = kernel_studio(command, SPEC, "--backend", "cpu", "--timeout", "1e-9")
+    assert done.returncode == 2
+    assert "argument --timeout: '1e-9': seconds must be at least 0.1" in done.stderr
+    assert "TIMEOUT" not in done.stdout
+
+
+def test_verify_refuses_an_empty_arch() -> None:
+    done = kernel_studio("verify", SPEC, "--backend", "cpu", "--arch=")
+    assert done.returncode == 2
+    assert "argument --arch: '' is refused" in done.stderr
