@@ -34,6 +34,12 @@ _REMARK = "Remark: The warnings can be suppressed"
 # these characters still act (seen: -DX=$(touch F) and a file named n$(touch F).cu ran touch).
 _SHELL_ACTIVE = re.compile(r'[$`"\\\n\r\0]')
 NVCC_SOURCE = "kernel_studio_source.cu"
+# A file name the compilers misread: a leading `-` is taken for an option (NVRTC passes the
+# program name on its own command line), a quote or backslash ends up in the PTX `.file`
+# directive and ptxas rejects it, and control characters break both.
+_UNSAFE_NAME = re.compile(r'^-|["\\\x00-\x1f\x7f]')
+# The name the compilers see instead of such a name; the log is mapped back to the user's.
+SAFE_NAME = "kernel_studio_main.cu"
 UNSAFE_TEMP = ("the temporary folder's path holds characters a shell would act on, and nvcc "
                "runs its tools through a shell: set TMPDIR to a plain path such as /tmp")
 
@@ -92,15 +98,34 @@ def nvrtc_compile(request: dict[str, Any], hello: dict[str, Any]) -> dict[str, A
                       message=f"{arch} is not supported by {compiler}; supported: {supported}")
     options = _nvrtc_options(request)
     os.chdir(request["cwd"])
-    name = request["program_name"]
+    name = compiler_name(request["program_name"])
     err, program = nvrtc.nvrtcCreateProgram(request["source"].encode(), name.encode(), 0, [], [])
     if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         return make_reply("backend", compiler=compiler, message=f"nvrtcCreateProgram: {err.name}")
     try:
-        return _nvrtc_run(nvrtc, program, options, compiler,
-                          str(Path(request["cwd"]) / name))
+        reply = _nvrtc_run(nvrtc, program, options, compiler,
+                           str(Path(request["cwd"]) / name))
     finally:
         nvrtc.nvrtcDestroyProgram(program)
+    return users_names(reply, name, request["program_name"])
+
+
+def compiler_name(name: str) -> str:
+    """The name the compilers get for the user's file: the name itself when they read it as
+    a file name, else SAFE_NAME."""
+    return SAFE_NAME if _UNSAFE_NAME.search(name) else name
+
+
+def users_names(reply: dict[str, Any], used: str, name: str) -> dict[str, Any]:
+    """The reply with the compiler's name for the file (`used`) turned back into the user's
+    in the log and message, so diagnostics name the file the user has. source_path keeps
+    the compiler's name: the cubin's line table holds that one."""
+    if used == name:
+        return reply
+    for key in ("log", "message"):
+        if isinstance(reply.get(key), str):
+            reply[key] = reply[key].replace(used, name)
+    return reply
 
 
 def _nvrtc_options(request: dict[str, Any]) -> list[str]:
@@ -170,8 +195,9 @@ def nvcc_compile(request: dict[str, Any]) -> dict[str, Any]:
         problem = problem or _shell_active(command)
         if problem:
             return make_reply("options", compiler=compiler, message=problem)
-        return _nvcc_run(command, Path(work), request["program_name"], compiler,
-                         float(request["timeout"]))
+        name = compiler_name(request["program_name"])
+        reply = _nvcc_run(command, Path(work), name, compiler, float(request["timeout"]))
+        return users_names(reply, name, request["program_name"])
 
 
 def _safe_temp_base() -> str | None:
@@ -185,9 +211,9 @@ def _safe_temp_base() -> str | None:
 def _write_inputs(work: Path, request: dict[str, Any]) -> str | None:
     """Write the source and the header copies into `work`; why not, when a header's name
     would leave it or take the source's place."""
-    name = request["program_name"]
-    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
-    (work / NVCC_SOURCE).write_text(f'#line 1 "{quoted}"\n' + request["source"],
+    # nvcc copies the #line name into the PTX, where ptxas cannot take every name.
+    name = compiler_name(request["program_name"])
+    (work / NVCC_SOURCE).write_text(f'#line 1 "{name}"\n' + request["source"],
                                     encoding="utf-8")
     for relative, data in request.get("headers", {}).items():
         path = Path(relative)
