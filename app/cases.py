@@ -90,17 +90,6 @@ def case_text(case: Case) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in case.items()) + "}"
 
 
-def case_label(spec: Spec, case: Case) -> str:
-    """Where a case comes from, for messages: its place in the spec when it is one of the
-    spec's own, with its values, so that a user can find the line to fix."""
-    for index, known in enumerate(spec.cases):
-        if dict(known) == dict(case):
-            return f"[verify].cases[{index}] {case_text(case)}"
-    if spec.bench_case and dict(spec.bench_case) == dict(case):
-        return f"[bench].case {case_text(case)}"
-    return f"case {case_text(case)}"
-
-
 def used_variables(spec: Spec) -> set[str]:
     """The size variables that the spec's expressions use (bench formulas included)."""
     texts = [s for a in spec.args for s in a.shape] + [a.value for a in spec.args if a.value]
@@ -129,22 +118,16 @@ def check_case(spec: Spec, case: Case, label: str) -> str | None:
         problem = f"does not define {', '.join(repr(n) for n in missing)}, which the spec uses"
     if problem is None:
         try:
-            _resolve(spec, case)
+            resolve(spec, case)
         except CaseError as error:
             problem = str(error)
     return f"{label}: {problem}" if problem else None
 
 
 def resolve(spec: Spec, case: Case) -> Resolved:
-    """Evaluate every expression of the spec for one case; a CaseError names the case."""
-    try:
-        return _resolve(spec, case)
-    except CaseError as error:
-        raise CaseError(f"{case_label(spec, case)}: {error}") from None
-
-
-def _resolve(spec: Spec, case: Case) -> Resolved:
-    """resolve() without the case's name in its errors."""
+    """Evaluate every expression of the spec for one case. A CaseError's message starts with
+    the field (the spec form reads it from there); callers that list several cases prefix
+    case_label() themselves."""
     shapes: dict[str, tuple[int, ...]] = {}
     for arg in spec.args:
         if arg.is_buffer:
@@ -164,6 +147,6 @@ def _resolve(spec: Spec, case: Case) -> Resolved:
         raise CaseError(f"[launch].shared_bytes is {shared}; it cannot be negative")
     resolved = Resolved(dict(case), shapes, scalars, grid, block, shared)
     if resolved.nbytes(spec) > MAX_TOTAL_BYTES:
-        raise CaseError(f"buffers need {resolved.nbytes(spec) / 2**30:.1f} GiB, "
+        raise CaseError(f"case {case}: buffers need {resolved.nbytes(spec) / 2**30:.1f} GiB, "
                         f"more than the {MAX_TOTAL_BYTES // 2**30} GiB limit; check the sizes")
     return resolved

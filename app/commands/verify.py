@@ -9,7 +9,7 @@ import sys
 
 from app import cli_flags as flags
 from app import settings
-from app.cases import case_text, check_case
+from app.cases import CaseError, case_text, check_case, resolve
 from app.engine.verify import sanitizer
 from app.engine.verify.results import Status, Verdict
 from app.engine.verify.runs import VerifyOptions
@@ -39,18 +39,24 @@ def parse_case(text: str) -> dict[str, int | float]:
     return case
 
 
-def case_problem(path: str, cases: list[dict[str, int | float]], flag: str) -> str | None:
-    """What is wrong with cases given on the command line for the spec at `path` (variables
-    it does not use or lacks, sizes it cannot resolve), or None. A spec that cannot be read
-    is left to the command's own spec_error."""
+def case_problem(path: str, cases: list[dict[str, int | float]] | None) -> str | None:
+    """What is wrong with the cases to verify, named by where they come from, or None:
+    --case values (variables the spec does not use or lacks, sizes it cannot resolve), else
+    the spec's own cases (sizes it cannot resolve). A spec that cannot be read is left to
+    the command's own spec_error."""
     try:
         spec = load_spec(path)
     except SpecError:
         return None
-    for case in cases:
-        problem = check_case(spec, case, f"{flag} {case_text(case)}")
+    for case in cases or []:
+        problem = check_case(spec, case, f"--case {case_text(case)}")
         if problem:
             return problem
+    for index, case in enumerate([] if cases else spec.cases):
+        try:
+            resolve(spec, case)
+        except CaseError as error:
+            return f"[verify].cases[{index}] {case_text(case)}: {error}"
     return None
 
 
@@ -119,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     if unsupported:
         print(f"kernel-studio verify: --arch: {unsupported}", file=sys.stderr)
         return 2
-    problem = case_problem(args.spec, args.case, "--case") if args.case else None
+    problem = case_problem(args.spec, args.case)
     if problem:
         return _print(Verdict(Status.SPEC_ERROR, problem, spec_path=args.spec), args.json)
     extra = draw_seeds(args.random_seeds)
