@@ -173,13 +173,15 @@ def load_request(spec: Spec, prepared: Prepared) -> LoadRequest:
 
 
 def arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path], guard: int,
-              uninitialized_outputs: bool = False) -> tuple[BufferItem | ScalarItem, ...]:
-    """The arguments of a launch, in parameter order."""
+              uninitialized_outputs: bool = False,
+              edge: str = "") -> tuple[BufferItem | ScalarItem, ...]:
+    """The arguments of a launch, in parameter order (`edge`: protocol.BufferItem.edge)."""
     items: list[BufferItem | ScalarItem] = []
     for arg in spec.args:
         if arg.is_buffer:
             items.append(BufferItem(str(images[arg.name]), guard, arg.dtype,
-                                    upload=not (uninitialized_outputs and arg.kind == "out")))
+                                    upload=not (uninitialized_outputs and arg.kind == "out"),
+                                    edge=edge))
         else:
             items.append(ScalarItem(resolved.scalars[arg.name], arg.dtype))
     return tuple(items)
@@ -266,9 +268,9 @@ def _run_key(spec: Spec, index: int, resolved: Resolved, seed: int) -> str:
 
 
 def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
-            staged: Callable[[], Staged] | None = None) -> RunResult:
+            staged: Callable[[], Staged] | None = None, edge: str = "") -> RunResult:
     """One case and seed: inputs and reference (`staged`, perhaps computed ahead), launch,
-    checks."""
+    checks; `edge` places the buffers' data against inaccessible memory (CPU backend)."""
     spec, case = ctx.spec, resolved.case
     inputs, expected = staged() if staged else stage(ctx, index, resolved, seed)
     paths: dict[str, Path] = {}
@@ -279,7 +281,7 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
             # Never through a link a sandboxed worker may have left there (app.sandbox).
             sandbox.write_shared(paths[arg.name],
                                  buffers.image_for(arg, resolved, inputs, ctx.guard, salt))
-    items = arg_items(spec, resolved, paths, ctx.guard, ctx.options.uninitialized_outputs)
+    items = arg_items(spec, resolved, paths, ctx.guard, ctx.options.uninitialized_outputs, edge)
     limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
     try:
         loaded = _ensure_loaded(ctx)
@@ -399,6 +401,10 @@ def _verify_loaded(spec: Spec, options: VerifyOptions, handle: WorkerHandle, fol
     if isinstance(runs, Verdict):
         runs.backend, runs.device = handle.backend, device
         return runs
+    if overall_status(runs) == Status.PASSED and handle.backend == "cpu" and guard:
+        progress("checking the edges of every buffer", 0.99)
+        failed = edge_runs(ctx, resolved, runs[0].seed)
+        runs += [failed] if failed else []
     status = overall_status(runs)
     return Verdict(status, _summary(status, runs), handle.backend, device,
                    runs=runs, diagnostics=prepared.diagnostics,
@@ -471,6 +477,44 @@ def _run_tasks(ctx: RunContext, tasks: list[tuple[int, Resolved, int]], ahead: A
             return runs
     progress("done", 1.0)
     return runs
+
+
+# A buffer's data against inaccessible memory after its end (rounded up to 16 bytes, then
+# exactly), then before its start.
+EDGES = ("end", "exact", "start")
+# How the CPU runtime describes a fault outside a buffer's memory.
+OUTSIDE_A_BUFFER = ("bytes past the end of the allocation", "bytes before the allocation")
+
+
+def edge_runs(ctx: RunContext, resolved: list[Resolved], seed: int) -> RunResult | None:
+    """Every case once more with each buffer's data placed against inaccessible memory, at its
+    end and then at its start; the first run that fails, or None. Why: a kernel that reads
+    just past a buffer and writes the same bytes back leaves the guard zones as they were, so
+    it passes every check above; here that access faults."""
+    for index, case in enumerate(resolved):
+        for edge in EDGES:
+            run = memory.guarded(partial(run_one, ctx, index, case, seed, None, edge),
+                                 case.case, seed)
+            failure = None if run.passed else _edge_failure(run, edge)
+            if failure is not None:
+                return failure
+    return None
+
+
+def _edge_failure(run: RunResult, edge: str) -> RunResult | None:
+    """A failed edge run; a fault there is an access outside a buffer (a guard_zone verdict)
+    that wrote back what it read. An "exact" run counts only for such a fault: its data is
+    aligned to its element alone, and a vector load a GPU's alignment allows may fault."""
+    outside = run.status == Status.CRASH and any(t in run.message for t in OUTSIDE_A_BUFFER)
+    if edge == "exact" and not outside:
+        return None
+    if run.status != Status.CRASH:
+        return run
+    side = "before the start" if edge == "start" else "past the end"
+    return replace(run, status=Status.GUARD_ZONE, message=(
+        f"the kernel accessed memory {side} of a buffer: it left the guard zone as it was "
+        f"(it wrote back what it read, or only read it), but with the buffer placed against "
+        f"inaccessible memory there it faulted: {run.message}"))
 
 
 def _interrupt(reference: Callable[..., Any]) -> None:

@@ -100,6 +100,12 @@ class BufferItem:
     # outputs nothing wrote).
     upload: bool = True
     first: str | None = None
+    # Where the data meets inaccessible memory, on backends that can place it so (CPU):
+    # "" keeps the guard zones on both sides; "end" puts the data's end (rounded up to 16 bytes,
+    # which keeps the start aligned for vector loads), "exact" its very end, and "start" its
+    # start right against it, so that any access past that edge faults, even one that writes
+    # back what it read (which guard zones cannot see).
+    edge: str = ""
 
     def to_message(self) -> dict[str, Any]:
         """JSON for a request's `args`."""
@@ -107,7 +113,12 @@ class BufferItem:
                                 "upload": self.upload}
         if self.first:
             data["first"] = self.first
+        if self.edge:
+            data["edge"] = self.edge
         return data
+
+
+EDGES = ("", "end", "exact", "start")
 
 
 @dataclass(frozen=True)
@@ -125,8 +136,11 @@ class ScalarItem:
 def item_from_message(data: dict[str, Any]) -> BufferItem | ScalarItem:
     """One argument of a request."""
     if "buffer" in data:
+        edge = str(data.get("edge") or "")
+        if edge not in EDGES:
+            raise ValueError(f"unknown buffer edge {edge!r}")
         return BufferItem(str(data["buffer"]), int(data["offset"]), str(data["dtype"]),
-                          bool(data.get("upload", True)), data.get("first"))
+                          bool(data.get("upload", True)), data.get("first"), edge)
     return ScalarItem(data["scalar"], str(data["dtype"]))
 
 

@@ -38,7 +38,7 @@ def _args(items: tuple[protocol.BufferItem | protocol.ScalarItem, ...]
     for item in items:
         if isinstance(item, protocol.BufferItem):
             image = np.fromfile(item.path, dtype=np.uint8)
-            args.append(BufferArg(image, item.offset, item.dtype, item.upload))
+            args.append(BufferArg(image, item.offset, item.dtype, item.upload, item.edge))
         else:
             args.append(ScalarArg(item.value, item.dtype))
     return args

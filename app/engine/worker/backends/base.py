@@ -37,6 +37,9 @@ class BufferArg:
     # False: allocate but do not copy the image in, so the device memory stays uninitialized
     # (under compute-sanitizer initcheck a kernel that reads an output before writing it shows).
     upload: bool = True
+    # protocol.BufferItem.edge: "" (guard zones), "end" or "start" (backends that can honour
+    # it; the others keep the guard zones).
+    edge: str = ""
 
 
 @dataclass(frozen=True)

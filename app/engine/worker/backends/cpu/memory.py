@@ -7,6 +7,10 @@ data); the inaccessible regions catch what lies beyond them, as far as an int in
 8-byte element can reach (2^31 * 8 bytes = 16 GiB). The few bytes between the image's end and
 the end of its last page ("slack") get random bytes, kept and compared after the launch: no
 constant a kernel could store there unnoticed.
+
+Guard zones only see what changed: a kernel that reads past its data and writes the same bytes
+back leaves them as they were. So the verifier also asks for launches with the data against
+inaccessible memory at one edge (BufferArg.edge), where such an access faults.
 """
 
 from __future__ import annotations
@@ -23,23 +27,70 @@ GUARD_BYTES = 16 << 30
 PAGE = 4096
 
 
+# A kernel may load and store 16-byte vectors at the data's start; an "end" placement keeps
+# that alignment, so up to 15 bytes after the data stay reachable (they hold guard bytes).
+VECTOR = 16
+
+
 class Arena:
-    """One buffer image copied into a guarded arena, and copied back after the launch."""
+    """One buffer image copied into a guarded arena, and copied back after the launch.
+
+    The arena holds `visible`, the part of the image the kernel can reach: the whole image
+    (edge ""), or the image cut at one edge of the data (edge "end": up to the data's end
+    rounded up to 16 bytes, placed to end where the arena's pages end; "exact": up to the
+    data's very end, placed likewise, so the data's start is aligned to its element only;
+    edge "start": from the data's start, placed where the pages begin). The parts cut off lie
+    in inaccessible memory, so the kernel faults on any access there, and they return
+    unchanged. Whatever else the pages hold ("slack", before or after `visible`) is random and
+    compared after the launch."""
 
     def __init__(self, runtime: ctypes.CDLL, arg: BufferArg, index: int) -> None:
-        """Map the arena and copy the image in."""
+        """Map the arena and copy the visible part of the image in."""
         self.runtime, self.arg, self.index = runtime, arg, index
-        size = arg.image.nbytes
+        self.first, self.last = self._visible(arg)
+        size = self.last - self.first
         self.capacity = max(PAGE, -(-size // PAGE) * PAGE)
-        address = runtime.ks_arena_map(size, index, GUARD_BYTES)
+        # The runtime measures a fault from the end of `reach` bytes (its message's "past the
+        # end"): the visible part, which for edge "end" ends with the arena's pages.
+        reach = self.capacity if self.place_at_end(arg) else size
+        address = runtime.ks_arena_map(reach, index, GUARD_BYTES)
         if not address:
             raise BackendError("device", f"cannot map memory for kernel parameter {index} "
-                               f"({size} bytes)")
+                               f"({arg.image.nbytes} bytes)")
         self.address: int = address
         self.view = self._view()
-        self.view[:size] = arg.image
+        # Where `visible` starts in the arena: at its end for edges "end" and "exact", else at
+        # its start.
+        self.place = self.capacity - size if self.place_at_end(arg) else 0
         self.slack = np.frombuffer(os.urandom(self.capacity - size), dtype=np.uint8)
-        self.view[size:] = self.slack
+        self._outside()[:] = self.slack
+        self.view[self.place:self.place + size] = arg.image[self.first:self.last]
+
+    @staticmethod
+    def place_at_end(arg: BufferArg) -> bool:
+        """Whether the visible part ends where the arena's pages end."""
+        return arg.edge in ("end", "exact")
+
+    @staticmethod
+    def _visible(arg: BufferArg) -> tuple[int, int]:
+        """The image's bytes [first, last) the kernel can reach, for the argument's edge."""
+        total, offset = arg.image.nbytes, arg.offset
+        data = total - 2 * offset  # image_for: the same guard on both sides
+        if arg.edge == "end" and offset and data >= 0:
+            return 0, min(total, offset + -(-data // VECTOR) * VECTOR)
+        if arg.edge == "exact" and offset and data >= 0:
+            return 0, offset + data
+        if arg.edge == "start" and offset and data >= 0:
+            return offset, total
+        return 0, total
+
+    def _outside(self) -> np.ndarray[Any, np.dtype[np.uint8]]:
+        """The arena's bytes around the visible part (a copy for edge "end", whose slack
+        comes first; a view otherwise)."""
+        size = self.last - self.first
+        if self.place:
+            return self.view[:self.place]
+        return self.view[size:]
 
     def _view(self) -> np.ndarray[Any, np.dtype[np.uint8]]:
         """The arena's pages as a NumPy array (no copy)."""
@@ -49,19 +100,21 @@ class Arena:
     @property
     def data_pointer(self) -> int:
         """The address the kernel gets: the data, past the verifier's leading guard zone."""
-        return self.address + self.arg.offset
+        return self.address + self.place + self.arg.offset - self.first
 
     def copy_back(self) -> None:
-        """The image as the launch left it, into the worker's array; a write into the slack
-        after the image (beyond the trailing guard zone) is reported, not silently dropped."""
-        size = self.arg.image.nbytes
-        self.arg.image[:] = self.view[:size]
-        slack = self.view[size:]
+        """The visible part as the launch left it, into the worker's image; a write into the
+        slack around it (beyond the guard zones) is reported, not silently dropped."""
+        size = self.last - self.first
+        self.arg.image[self.first:self.last] = self.view[self.place:self.place + size]
+        slack = self._outside()
         if slack.size and not bool(np.array_equal(slack, self.slack)):
             first = int(np.flatnonzero(slack != self.slack)[0])
-            beyond = self.arg.offset + first  # the trailing guard zone is `offset` bytes
-            raise BackendError("device", f"the kernel wrote past the guard zone of kernel "
-                               f"parameter {self.index} ({beyond} bytes past the end of its data)")
+            where = (f"{self.place - first} bytes before the start of its image" if self.place
+                     else f"{self.arg.image.nbytes - self.last + first} bytes past the end of "
+                          "its image")
+            raise BackendError("device", f"the kernel wrote beyond the guard zone of kernel "
+                               f"parameter {self.index} ({where})")
 
     def release(self) -> None:
         """Unmap the arena (the view must not be used afterwards)."""

@@ -1,0 +1,69 @@
+"""An access just outside a buffer that leaves its guard zone as it was (a read, or a read and a
+store of the same bytes) is caught on the CPU backend by the edge runs: the buffer placed
+against inaccessible memory at its end (rounded to 16 bytes, then exact) and at its start."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.engine.verify.runs import Engine, VerifyOptions
+from app.engine.verify.verifier import verify_file
+from app.paths import RESOURCES
+
+HEAD = "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n)"
+KERNELS = {
+    # The probe's kernel: every thread loads c[i], past the end too, and stores it back.
+    "load_then_store": "{ int i = blockIdx.x * blockDim.x + threadIdx.x; float v = c[i];"
+                       " if (i < n) v = a[i] + b[i]; c[i] = v; }",
+    # One element past the end, read and written back (volatile: the compiler keeps it).
+    "one_past_the_end": "{ int i = blockIdx.x * blockDim.x + threadIdx.x; volatile float* v = c;"
+                        " if (i == 0) v[n] = v[n]; if (i < n) c[i] = a[i] + b[i]; }",
+    # One element before the start, read and written back.
+    "one_before_the_start": "{ int i = blockIdx.x * blockDim.x + threadIdx.x;"
+                            " volatile float* v = c; if (i == 0) v[-1] = v[-1];"
+                            " if (i < n) c[i] = a[i] + b[i]; }",
+}
+SIDES = {"load_then_store": "past the end", "one_past_the_end": "past the end",
+         "one_before_the_start": "before the start"}
+# A correct kernel that reads 16-byte vectors where it can: it must still pass.
+VECTORS = ("{ int i = 4 * (blockIdx.x * blockDim.x + threadIdx.x);"
+           " if (i + 3 < n) { float4 x = *(const float4*)(a + i), y = *(const float4*)(b + i);"
+           " *(float4*)(c + i) = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w); }"
+           " else for (; i < n; ++i) c[i] = a[i] + b[i]; }")
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """One engine: the CPU worker stays warm from one kernel to the next."""
+    with Engine() as shared:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("KERNEL_STUDIO_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+            yield shared
+
+
+def vector_add_with(folder: Path, body: str) -> Path:
+    """The vector_add template with another kernel body; its spec."""
+    shutil.copytree(RESOURCES / "kernels" / "vector_add", folder)
+    (folder / "vector_add.cu").write_text(f"{HEAD}\n{body}\n", "utf-8")
+    return folder / "vector_add.toml"
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_an_access_that_leaves_the_guard_as_it_was_fails(name: str, tmp_path: Path,
+                                                         engine: Engine) -> None:
+    spec = vector_add_with(tmp_path / name, KERNELS[name])
+    verdict = verify_file(spec, VerifyOptions(backend="cpu"), engine)
+    assert verdict.status == "guard_zone", verdict.message
+    assert SIDES[name] in verdict.message
+
+
+def test_a_correct_vector_kernel_passes_the_edge_runs(tmp_path: Path, engine: Engine) -> None:
+    spec = vector_add_with(tmp_path / "vectors", VECTORS)
+    text = spec.read_text("utf-8").replace('grid = ["cdiv(n, 256)"]', 'grid = ["cdiv(n, 1024)"]')
+    spec.write_text(text, "utf-8")
+    verdict = verify_file(spec, VerifyOptions(backend="cpu"), engine)
+    assert verdict.status == "passed", verdict.message
