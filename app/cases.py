@@ -90,6 +90,17 @@ def case_text(case: Case) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in case.items()) + "}"
 
 
+def resolve_each(spec: Spec, cases: list[Case]) -> list[Resolved]:
+    """Every case resolved; a CaseError that names the case which cannot be."""
+    resolved = []
+    for case in cases:
+        try:
+            resolved.append(resolve(spec, case))
+        except CaseError as error:
+            raise CaseError(f"case {case_text(case)}: {error}") from None
+    return resolved
+
+
 def used_variables(spec: Spec) -> set[str]:
     """The size variables that the spec's expressions use (bench formulas included)."""
     texts = [s for a in spec.args for s in a.shape] + [a.value for a in spec.args if a.value]

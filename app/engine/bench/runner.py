@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from app import paths, settings, trust
-from app.cases import CaseError, resolve
+from app.cases import CaseError, resolve_each
 from app.compile import compile_file
 from app.engine.bench.assemble import assemble, finish_points
 from app.engine.bench.peaks import (
@@ -235,7 +235,7 @@ def _refusal(spec: Spec, options: BenchOptions, device: dict[str, Any],
     if decision.refusal:
         return BenchReport(Status.UNVERIFIED, decision.refusal)
     try:
-        resolved = [resolve(spec, case) for case in cases_for(spec, options)]
+        resolved = resolve_each(spec, list(cases_for(spec, options)))
     except CaseError as error:
         return BenchReport(Status.SPEC_ERROR, str(error))
     verdict = memory.refusal(spec, resolved * len(INPUT_SEEDS), device, folder,

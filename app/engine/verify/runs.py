@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from app import sandbox, settings, trust
-from app.cases import CaseError, Resolved, resolve
+from app.cases import CaseError, Resolved, resolve_each
 from app.compile import compile_file
 from app.dtypes import lookup
 from app.engine.verify import buffers, checks, memory
@@ -340,7 +340,7 @@ def run_status(findings: list[Finding]) -> Status:
 def _resolve_all(spec: Spec) -> list[Resolved] | Verdict:
     """Every case resolved, or a spec_error verdict naming the case."""
     try:
-        return [resolve(spec, case) for case in spec.cases]
+        return resolve_each(spec, list(spec.cases))
     except CaseError as error:
         return Verdict(Status.SPEC_ERROR, str(error))
 

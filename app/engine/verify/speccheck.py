@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app import trust
-from app.cases import CaseError, Resolved, resolve
+from app.cases import CaseError, Resolved, resolve_each
 from app.engine.verify.impostors import (
     PANEL,
     Impostor,
@@ -175,7 +175,7 @@ def _summary(results: list[ImpostorResult]) -> tuple[Strength, str]:
 def _resolve_all(spec: Spec) -> list[Resolved]:
     """Every case resolved; SpecProblem naming the field where one cannot be."""
     try:
-        return [resolve(spec, case) for case in spec.cases]
+        return resolve_each(spec, list(spec.cases))
     except CaseError as error:
         raise SpecProblem(str(error)) from None
 
