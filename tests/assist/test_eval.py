@@ -225,10 +225,10 @@ def test_a_report_that_cannot_be_written_is_refused_before_the_model_loads(
         tmp_path: Path) -> None:
     afile = tmp_path / "afile"
     afile.write_text("x", "utf-8")
-    for report, reason in ((afile / "r.html", "does not exist"), (tmp_path, "is a folder")):
+    for path, reason in ((afile / "r.html", "does not exist"), (tmp_path, "is a folder")):
         started = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "app", "eval", "--limit", "1", "--report", str(report)],
+            [sys.executable, "-m", "app", "eval", "--limit", "1", "--report", str(path)],
             capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
             env=dict(os.environ, KERNEL_STUDIO_DATA=str(tmp_path / "data")))
         assert done.returncode == 2 and reason in done.stderr, done.stderr[-1000:]
