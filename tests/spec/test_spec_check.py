@@ -91,6 +91,15 @@ def test_a_loose_atol_is_weak_and_warned(tmp_path: Path) -> None:
     assert loose and "atol 0.1" in loose[0].message
 
 
+def test_a_loose_rtol_is_warned(tmp_path: Path) -> None:
+    # saxpy's float32 output with rtol 0.3: a kernel off by 25% (a wrong constant) would pass.
+    spec = template_copy(tmp_path, "saxpy", {"seeds =": "seeds = 3\nrtol = 0.3"})
+    loose = [w for w in check_spec_file(spec).warnings if w.kind == WarningKind.LOOSE_RTOL]
+    assert loose and "rtol 0.3" in loose[0].message and "30%" in loose[0].message
+    tight = template_copy(tmp_path / "tight", "saxpy", {"seeds =": "seeds = 3\nrtol = 0.01"})
+    assert not [w for w in check_spec_file(tight).warnings if w.kind == WarningKind.LOOSE_RTOL]
+
+
 @pytest.mark.skipif(find_toolchain() is None, reason="no host C++ compiler for the CPU backend")
 def test_the_impostor_predicts_a_real_wrong_kernel(tmp_path: Path) -> None:
     # The hostile fixture whose blocks other than the first do nothing, on cases that fit in

@@ -23,6 +23,9 @@ from app.spec import Arg, Case
 Array = np.ndarray[Any, Any]
 # atol above this share of the median |expected| of a case lets errors of that size through.
 ATOL_SHARE = 0.01
+# An rtol above this lets results off by more than 5% pass: far beyond any float format's own
+# rounding (bfloat16's unit is 0.8%), so it hides wrong maths rather than rounding.
+LOOSE_RTOL = 0.05
 # Medians come from at most this many evenly spaced elements (a million-element median costs
 # more than the rest of a case's checks).
 MEDIAN_SAMPLE = 65536
@@ -44,6 +47,7 @@ class WarningKind(StrEnum):
     """What a warning is about; JSON keeps the strings."""
 
     LOOSE_ATOL = "loose_atol"
+    LOOSE_RTOL = "loose_rtol"
     SEED_INDEPENDENT = "seed_independent"
     CONSTANT_OUTPUT = "constant_output"
     NO_PARTIAL_BLOCK = "no_partial_block"
@@ -66,8 +70,8 @@ class SpecWarning:
 
 def find_warnings(lab: Lab) -> list[SpecWarning]:
     """Every warning for the spec in `lab`, in a fixed order."""
-    return (_loose_atol(lab) + _seed_independent(lab) + _constant_outputs(lab)
-            + _launch_coverage(lab) + _few_distinct(lab))
+    return (_loose_atol(lab) + _loose_rtol(lab) + _seed_independent(lab)
+            + _constant_outputs(lab) + _launch_coverage(lab) + _few_distinct(lab))
 
 
 def _pair(lab: Lab, index: int) -> tuple[Trial, Trial]:
@@ -146,6 +150,19 @@ def _loose_atol(lab: Lab) -> list[SpecWarning]:
                 f"{show_case(lab.resolved[worst].case)}: errors that large pass unnoticed; "
                 "lower atol and let rtol cover the large values"), _cases(lab, loose)))
     return warnings
+
+
+def _loose_rtol(lab: Lab) -> list[SpecWarning]:
+    """A warning when the spec's rtol lets float results off by more than LOOSE_RTOL pass."""
+    rtol = lab.spec.rtol
+    floats = [a.name for a in lab.outputs if lookup(a.dtype).is_float]
+    if rtol is None or rtol <= LOOSE_RTOL or not floats:
+        return []
+    return [SpecWarning(WarningKind.LOOSE_RTOL, (
+        f"rtol {rtol:g} lets {', '.join(floats)} be off by up to {rtol:.0%} and still pass: "
+        f"far more than any float format's rounding (bfloat16's unit is 0.8%), so a kernel "
+        f"with wrong maths (a wrong constant, a missing term) can pass; keep rtol at or under "
+        f"{LOOSE_RTOL:g} unless the algorithm itself is that inexact"))]
 
 
 def _elements(lab: Lab, index: int) -> int:
