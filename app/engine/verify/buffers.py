@@ -122,13 +122,29 @@ def guard_fill(dtype_name: str, nbytes: int, salt: bytes, name: str, side: str) 
     return raw
 
 
+def output_fill(dtype: DType, count: int, salt: bytes, name: str) -> Array:
+    """Ordinary values for an output (random, from `salt`), in place of the poison: on such a
+    run a kernel that only computes where it finds the poison (or any NaN) leaves these values,
+    which the reference does not expect, and fails."""
+    seed = hashlib.sha256(salt + f"\0{name}\0fill".encode()).digest()
+    rng = np.random.Generator(np.random.SFC64(list(seed[:16])))
+    if dtype.is_float:
+        return rng.uniform(-1000.0, 1000.0, size=count).astype(dtype.numpy)
+    raw = rng.integers(0, 256, size=count * dtype.itemsize, dtype=np.uint8)
+    return raw.view(dtype.numpy)
+
+
 def image_for(arg: Arg, resolved: Resolved, inputs: dict[str, Array], guard: int,
-              salt: bytes = b"") -> Array:
-    """The bytes sent to the worker for one buffer: guard, data (or poison), guard; the guards
-    come from `salt` (guard_fill), so the checks can tell exactly what they held."""
+              salt: bytes = b"", filled: bool = False) -> Array:
+    """The bytes sent to the worker for one buffer: guard, data (or poison, or with `filled`
+    ordinary values: output_fill), guard; the guards come from `salt` (guard_fill), so the
+    checks can tell exactly what they held."""
     dtype = lookup(arg.dtype)
     count = math.prod(resolved.shapes[arg.name])
-    data = inputs[arg.name] if arg.name in inputs else poison(dtype, count)
+    if arg.name in inputs:
+        data = inputs[arg.name]
+    else:
+        data = output_fill(dtype, count, salt, arg.name) if filled else poison(dtype, count)
     body = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
     image = np.empty(guard + body.size + guard, dtype=np.uint8)
     image[:guard] = guard_fill(arg.dtype, guard, salt, arg.name, "before")

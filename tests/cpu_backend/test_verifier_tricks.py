@@ -1,6 +1,8 @@
-"""An access just outside a buffer that leaves its guard zone as it was (a read, or a read and a
-store of the same bytes) is caught on the CPU backend by the edge runs: the buffer placed
-against inaccessible memory at its end (rounded to 16 bytes, then exact) and at its start."""
+"""Kernels that would pass a verifier with fixed habits, on the CPU backend. An access just
+outside a buffer that leaves its guard zone as it was (a read, or a read and a store of the same
+bytes) is caught by the edge runs: the buffer placed against inaccessible memory at its end
+(rounded to 16 bytes, then exact) and at its start. A kernel that computes only where it finds
+the poison (or any NaN) fails the runs whose outputs start from ordinary values."""
 
 from __future__ import annotations
 
@@ -67,3 +69,22 @@ def test_a_correct_vector_kernel_passes_the_edge_runs(tmp_path: Path, engine: En
     spec.write_text(text, "utf-8")
     verdict = verify_file(spec, VerifyOptions(backend="cpu"), engine)
     assert verdict.status == "passed", verdict.message
+
+
+# Both compute only where the output still holds what the verifier put there, nothing in use.
+POISON_SEEKERS = {
+    "exact_poison": "{ int i = blockIdx.x * blockDim.x + threadIdx.x;"
+                    " if (i < n && __float_as_uint(c[i]) == 0x7FC0A5A5u) c[i] = a[i] + b[i]; }",
+    "any_nan": "{ int i = blockIdx.x * blockDim.x + threadIdx.x;"
+               " if (i < n && c[i] != c[i]) c[i] = a[i] + b[i]; }",
+}
+
+
+@pytest.mark.parametrize("name", sorted(POISON_SEEKERS))
+def test_a_kernel_that_computes_only_over_the_poison_fails(name: str, tmp_path: Path,
+                                                           engine: Engine) -> None:
+    spec = vector_add_with(tmp_path / name, POISON_SEEKERS[name])
+    verdict = verify_file(spec, VerifyOptions(backend="cpu"), engine)
+    assert verdict.status == "mismatch", verdict.message
+    failed = [r for r in verdict.runs if not r.passed]
+    assert failed and all(r.seed % 2 == 1 for r in failed)  # the runs filled with values
