@@ -70,8 +70,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--case", action="append", type=parse_case, metavar="K=V[,K=V]",
                         help="verify this case instead of the spec's (repeatable)")
     parser.add_argument("--seeds", type=int, help="random inputs per case (default: the spec's)")
-    parser.add_argument("--random-seeds", type=int, default=0, metavar="N",
-                        help="also run N seeds drawn now (printed, so a failure can be replayed)")
+    parser.add_argument("--random-seeds", type=int, default=None, metavar="N",
+                        help="also run N seeds drawn now, printed so a failure can be replayed "
+                             "(default 1: the spec's seeds give inputs anyone can compute, so "
+                             "a kernel could recognise them; 0 for runs that repeat exactly)")
     parser.add_argument("--seed", type=int, action="append", metavar="S",
                         help="run exactly this seed instead of the spec's (repeatable; replays a "
                              "--random-seeds failure)")
@@ -91,7 +93,10 @@ def add_compiler_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _seeds_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with the seed flags, if anything."""
+    """What is wrong with the seed flags, if anything; `--random-seeds` defaults to 1, or to
+    none with --seed (a replay)."""
+    if args.random_seeds is None:
+        args.random_seeds = 0 if args.seed else DEFAULT_RANDOM_SEEDS
     if not 0 <= args.random_seeds <= 1000:
         return "--random-seeds must be from 0 to 1000"
     if args.seed and any(not 0 <= s < 2**32 for s in args.seed):
@@ -99,6 +104,10 @@ def _seeds_problem(args: argparse.Namespace) -> str | None:
     if args.seed and (args.random_seeds or args.seeds is not None):
         return "--seed names the seeds to run; leave out --seeds and --random-seeds with it"
     return None
+
+
+# Seeds drawn for each verify from the command line, on top of the spec's.
+DEFAULT_RANDOM_SEEDS = 1
 
 
 def draw_seeds(count: int) -> tuple[int, ...]:
