@@ -2,8 +2,9 @@
 
 With a sandbox in force (app.sandbox), everything runs inside it and nothing needs trust.
 Where no sandbox can be had, only content the user trusted runs: `kernel-studio trust SPEC`
-records the SHA-256 of the spec, its kernel, its reference and the other source files of its
-folder (headers, Python modules the reference may import) in the data folder's trust.json.
+records the SHA-256 of the spec, its kernel, its reference and every other file of its folder
+(headers, Python modules the reference may import, hidden ones too) in the data folder's
+trust.json.
 Trust follows content, not names: an edited file, or a new header beside the kernel, is
 untrusted again; an unchanged copy elsewhere is trusted.
 """
@@ -23,9 +24,6 @@ from app.spec import Spec
 
 FILE_NAME = "trust.json"
 FORMAT = 1
-# Files of a spec's folder that can become code: kernels, headers, Python, specs.
-SOURCE_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inc", ".inl", ".c",
-                             ".cc", ".cpp", ".cxx", ".py", ".toml"})
 MAX_FILES = 2000
 MAX_BYTES = 256 << 20
 
@@ -67,13 +65,17 @@ def _sha256(path: Path) -> str:
 
 
 def _folder_sources(folder: Path) -> list[Path]:
-    """Source-like files under the folder, hidden folders and caches left out."""
+    """Every file under the folder, hidden ones included: any file can become code (a module
+    in a hidden folder the reference puts on sys.path, a sourceless .pyc, an extension module,
+    a header with any name, text the reference executes). Only __pycache__ folders are left
+    out: a reference never reads them (reference_child points Python's bytecode cache
+    elsewhere), and running one writes them."""
     found = []
     for path in sorted(folder.rglob("*")):
         parts = path.relative_to(folder).parts
-        if any(p.startswith(".") or p == "__pycache__" for p in parts):
+        if "__pycache__" in parts:
             continue
-        if path.suffix.lower() in SOURCE_SUFFIXES and path.is_file():
+        if path.is_file():
             found.append(path)
     return found
 

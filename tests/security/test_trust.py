@@ -106,3 +106,48 @@ def test_the_doctor_says_which_isolation_is_in_force(tmp_path: Path) -> None:
                                            .stdout)["checks"]}
     assert off["sandbox"]["value"] == "none: turned off by KERNEL_STUDIO_SANDBOX=none"
     assert "kernel-studio trust" in off["sandbox"]["note"]
+
+
+def _importing_spec(folder: Path, module_folder: str) -> Path:
+    """A spec whose reference imports `helper` from `module_folder` beside it."""
+    return reference_spec(folder, (
+        f"sys.path.insert(0, os.path.join(os.path.dirname(__file__), {module_folder!r}))\n"
+        "import helper"))
+
+
+def test_a_hidden_module_of_a_trusted_reference_is_covered(tmp_path: Path) -> None:
+    env = _data(tmp_path)
+    spec = _importing_spec(tmp_path / "kernel", ".lib")
+    (spec.parent / ".lib").mkdir()
+    helper = spec.parent / ".lib" / "helper.py"
+    helper.write_text("VALUE = 1\n")
+    assert cli("trust", str(spec), env=env).code == 0
+    assert verify(spec, env=env).code == 0
+    marker = tmp_path / "ran"
+    helper.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    assert verify(spec, env=env).code == 3 and not marker.exists()  # untrusted again
+
+
+def test_a_planted_bytecode_cache_is_never_loaded(tmp_path: Path) -> None:
+    """A __pycache__ entry made to match a trusted module's size and time, holding other code:
+    Python would load it instead of the source; the reference's process never looks there."""
+    import importlib.util
+    import os
+    import py_compile
+
+    env = _data(tmp_path)
+    spec = _importing_spec(tmp_path / "kernel", "lib")
+    (spec.parent / "lib").mkdir()
+    helper = spec.parent / "lib" / "helper.py"
+    marker = tmp_path / "ran"
+    evil = f"open({str(marker)!r}, 'w').close()\n"
+    benign = "VALUE = 1" + " " * (len(evil) - len("VALUE = 1") - 1) + "\n"
+    helper.write_text(evil)
+    planted = Path(importlib.util.cache_from_source(str(helper)))
+    py_compile.compile(str(helper), cfile=str(planted), doraise=True)
+    times = helper.stat()
+    helper.write_text(benign)  # the same size, and the same time below: the cache "matches"
+    os.utime(helper, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert cli("trust", str(spec), env=env).code == 0
+    assert verify(spec, env=env).code == 0
+    assert not marker.exists() and planted.exists()

@@ -70,13 +70,15 @@ def test_unsaved_reference_and_spec_edits_run_and_stay_unsaved(
 
 
 def test_the_copy_follows_trusts_idea_of_a_kernels_files(tmp_path: Path) -> None:
-    assert snapshot.SOURCE_SUFFIXES == trust.SOURCE_SUFFIXES
     folder = tmp_path / "kernel"
     (folder / "sub").mkdir(parents=True)
-    for name in ("k.cu", "k.toml", "ref.py", "sub/common.cuh", "notes.txt", ".hidden.cu"):
+    (folder / "__pycache__").mkdir()
+    for name in ("k.cu", "k.toml", "ref.py", "sub/common.cuh", "notes.txt", ".hidden.cu",
+                 "__pycache__/ref.cpython-311.pyc"):
         (folder / name).write_text("x")
-    assert sorted(map(str, snapshot.source_files(folder))) == [
-        "k.cu", "k.toml", "ref.py", "sub/common.cuh"]
+    copied = sorted(map(str, snapshot.source_files(folder)))
+    assert copied == [".hidden.cu", "k.cu", "k.toml", "notes.txt", "ref.py", "sub/common.cuh"]
+    assert copied == sorted(str(p.relative_to(folder)) for p in trust._folder_sources(folder))
     folders = snapshot.RunFolders()
     try:
         spec = folder / "k.toml"
@@ -84,7 +86,7 @@ def test_the_copy_follows_trusts_idea_of_a_kernels_files(tmp_path: Path) -> None
         copied = folders.prepare(spec, {folder / "k.cu": "edited", tmp_path / "x.cu": "no"})
         assert copied.read_text() == "x" and (copied.parent / "k.cu").read_text() == "edited"
         assert (copied.parent / "sub" / "common.cuh").is_file()
-        assert not (copied.parent / "notes.txt").exists()
+        assert (copied.parent / "notes.txt").is_file()  # any file can be code
         assert (folder / "k.cu").read_text() == "x"
         assert folders.prepare(spec, {folder / "k.cu": "again"}).parent == copied.parent
     finally:

@@ -18,10 +18,6 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-# The files that make up a kernel's code, as app.trust counts them (kept equal to
-# app.trust.SOURCE_SUFFIXES by a test; app.trust itself imports numpy, too slow for startup).
-SOURCE_SUFFIXES = frozenset({".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inc", ".inl", ".c",
-                             ".cc", ".cpp", ".cxx", ".py", ".toml"})
 MAX_FILES = 2000
 MAX_BYTES = 256 << 20
 MAX_ENTRIES = 20_000  # entries looked at before the folder counts as too large to copy
@@ -41,16 +37,15 @@ def _too_large(folder: Path) -> SnapshotError:
 
 
 def source_files(folder: Path) -> list[Path]:
-    """The source-like files under `folder` (hidden folders and caches left out), relative."""
+    """The files under `folder` that make up a kernel's code as app.trust counts them (every
+    file, hidden ones included, __pycache__ folders left out), relative."""
     found: list[Path] = []
     seen, size = 0, 0
     for root, folders, files in os.walk(folder):
-        folders[:] = sorted(f for f in folders if not f.startswith(".") and f != "__pycache__")
+        folders[:] = sorted(f for f in folders if f != "__pycache__")
         for name in sorted(files):
             seen += 1
             path = Path(root) / name
-            if name.startswith(".") or path.suffix.lower() not in SOURCE_SUFFIXES:
-                continue
             if not path.is_file():
                 continue
             size += path.stat().st_size

@@ -137,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     die_with_parent()
     offline.enforce()  # a reference is code from a spec: no socket leaves this process
     path, scratch = (Path(a) for a in (argv if argv is not None else sys.argv[1:]))
+    # Bytecode only from (and, were it written, to) this process's own scratch folder: a
+    # __pycache__ shipped beside the reference could hold code its trusted .py files do not.
+    sys.pycache_prefix = str(scratch / "pycache")
+    sys.dont_write_bytecode = True
     channel = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
