@@ -38,7 +38,9 @@ def _spec_files(path: Path) -> list[Path]:
             raise trust.TrustError(f"{path} holds no spec (.toml) to trust")
         return found
     if not path.is_file():
-        raise trust.TrustError(f"{path} does not exist")
+        what = "is not a regular file (a device, a FIFO or a socket)" if path.exists() else \
+            "does not exist"
+        raise trust.TrustError(f"{path} {what}")
     return [path]
 
 

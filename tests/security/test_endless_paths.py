@@ -27,7 +27,7 @@ def fifo(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", ["compile", "verify", "bench", "spec-check"])
+@pytest.mark.parametrize("command", ["compile", "verify", "bench", "spec-check", "trust"])
 def test_endless_and_blocking_files_are_refused(command: str, fifo: Path) -> None:
     for path in (Path("/dev/zero"), fifo):
         done = app(command, str(path))
