@@ -18,8 +18,10 @@ import fcntl
 import getpass
 import hashlib
 import json
+import math
 import os
 import socket
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,12 +33,25 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from app import paths, settings
-from app.fsutil import atomic_write_bytes, atomic_write_text
+from app.fsutil import atomic_write_bytes, atomic_write_text, read_regular
 
 GENESIS = "0" * 64
 REQUIRED = ("seq", "time", "user", "host", "action", "subject", "outcome", "prev", "hash")
-MAX_LINE = 1 << 20
+TEXT_FIELDS = ("time", "user", "host", "action", "outcome", "prev", "hash")
+# What an entry written here may hold: a free-text string keeps MAX_TEXT characters, a list or
+# object MAX_ITEMS items, nesting MAX_DEPTH levels, and a whole entry MAX_ENTRY bytes (past that
+# its details, then its subject, are replaced by their SHA-256 and a marker).
+MAX_TEXT = 4096
+MAX_ITEMS = 1000
+MAX_DEPTH = 8
+MAX_ENTRY = 64 << 10
+# The longest line an append reads back as the last entry, and that `audit verify` accepts: far
+# above MAX_ENTRY, so that entries written before entries were bounded still chain on.
+MAX_LINE = 16 << 20
 MAX_LOG_BYTES = 1 << 30
+MAX_KEY_BYTES = 64 << 10
+MAX_HEAD_BYTES = 4096
+_CHUNK = 64 << 10
 
 
 class AuditError(Exception):
@@ -117,9 +132,11 @@ def load_private_key() -> Ed25519PrivateKey | None:
     if not private_path.exists():
         return None
     try:
-        key = serialization.load_pem_private_key(private_path.read_bytes(), password=None)
+        key = serialization.load_pem_private_key(read_regular(private_path, MAX_KEY_BYTES),
+                                                 password=None)
     except (OSError, ValueError, TypeError) as error:
-        raise AuditError(f"the signing key {private_path} cannot be read ({error})") from None
+        raise AuditError(f"the signing key {private_path} cannot be read ({error}): make a new "
+                         "one with `kernel-studio audit keygen --force`") from None
     if not isinstance(key, Ed25519PrivateKey):
         raise AuditError(f"{private_path} is not an Ed25519 key")
     return key
@@ -128,9 +145,10 @@ def load_private_key() -> Ed25519PrivateKey | None:
 def load_public_key(path: Path) -> Ed25519PublicKey:
     """A public key from a PEM file (AuditError when it is not one)."""
     try:
-        key = serialization.load_pem_public_key(path.read_bytes())
+        key = serialization.load_pem_public_key(read_regular(path, MAX_KEY_BYTES))
     except OSError as error:
-        raise AuditError(f"cannot read the public key {path}: {error.strerror}") from None
+        raise AuditError(f"cannot read the public key {path}: {error.strerror or error}: name "
+                         "the .pub file that `kernel-studio audit keygen` wrote") from None
     except (ValueError, TypeError):
         raise AuditError(f"{path} is not a public key in PEM form") from None
     if not isinstance(key, Ed25519PublicKey):
@@ -155,12 +173,75 @@ def _user() -> str:
         return str(os.getuid())
 
 
+def _text(value: str) -> str:
+    """A string an entry can hold: encodable as UTF-8 (a lone surrogate, as a name undecodable
+    on the command line gives, becomes an escape) and at most MAX_TEXT characters, with a
+    marker saying how many were cut."""
+    value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(value) <= MAX_TEXT:
+        return value
+    return (value[:MAX_TEXT] + f"...[{len(value) - MAX_TEXT} more characters cut: an audit "
+            f"entry keeps {MAX_TEXT}]")
+
+
+def bounded(value: Any, depth: int = 0) -> Any:
+    """`value` as an entry may hold it: JSON types only, strings, lists and objects cut to
+    MAX_TEXT characters and MAX_ITEMS items with a marker, nesting to MAX_DEPTH levels."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 1 << 63 else _text(f"{value:.6e}")
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, str):
+        return _text(value)
+    if depth >= MAX_DEPTH:
+        return f"[cut: nested deeper than the {MAX_DEPTH} levels an audit entry keeps]"
+    if isinstance(value, dict):
+        items = list(value.items())
+        out = {_text(str(k)): bounded(v, depth + 1) for k, v in items[:MAX_ITEMS]}
+        if len(items) > MAX_ITEMS:
+            out["[cut]"] = f"{len(items) - MAX_ITEMS} more items: an audit entry keeps {MAX_ITEMS}"
+        return out
+    if isinstance(value, list | tuple | set | frozenset):
+        seq = list(value)
+        kept = [bounded(v, depth + 1) for v in seq[:MAX_ITEMS]]
+        if len(seq) > MAX_ITEMS:
+            kept.append(f"[cut: {len(seq) - MAX_ITEMS} more items: an audit entry keeps "
+                        f"{MAX_ITEMS}]")
+        return kept
+    return _text(str(value))
+
+
+def _digest_only(value: Any, what: str) -> dict[str, Any]:
+    """A field too large for an entry: its SHA-256 and a marker (a subject's own digest kept)."""
+    kept: dict[str, Any] = {"cut": f"the {what} took more than the {MAX_ENTRY} bytes an audit "
+                                   "entry may hold; sha256 is over its canonical JSON",
+                            "sha256": hashlib.sha256(canonical({"v": value})).hexdigest()}
+    if isinstance(value, dict) and isinstance(value.get("digest"), str):
+        kept["digest"] = value["digest"]
+    return kept
+
+
+def _within_limit(entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry, its details and then its subject replaced by digests while it is over
+    MAX_ENTRY bytes."""
+    for name in ("details", "subject"):
+        if len(canonical(entry)) <= MAX_ENTRY - 1024:  # room for the key id, hash, signature
+            break
+        entry[name] = _digest_only(entry[name], name)
+    return entry
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[IO[bytes]]:
     """The log opened for reading and appending, under an exclusive lock (appends from
-    several processes stay one chain)."""
+    several processes stay one chain). AuditError when it is not a regular file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+b") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise AuditError(f"{path} is not a regular file: point KERNEL_STUDIO_AUDIT_LOG at "
+                             "a .jsonl file")
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield handle
@@ -168,22 +249,49 @@ def _locked(path: Path) -> Iterator[IO[bytes]]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _last_line(handle: IO[bytes]) -> bytes:
+    """The whole last non-blank line of an open log, read backwards in chunks (b'' when there
+    is none); AuditError when it is longer than MAX_LINE, as `audit verify` would say."""
+    handle.seek(0, os.SEEK_END)
+    position = handle.tell()
+    parts: list[bytes] = []
+    held = 0
+    while position > 0:
+        step = min(_CHUNK, position)
+        position -= step
+        handle.seek(position)
+        chunk = handle.read(step)
+        if not parts:
+            chunk = chunk.rstrip()
+            if not chunk:
+                continue
+        start = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+        if start >= 0:
+            parts.append(chunk[start + 1:])
+            break
+        parts.append(chunk)
+        held += len(chunk)
+        if held > MAX_LINE + _CHUNK:
+            break
+    line = b"".join(reversed(parts)).strip()
+    if len(line) > MAX_LINE:
+        raise AuditError(f"the audit log's last line is longer than the {MAX_LINE >> 20} MiB an "
+                         "entry may hold: check it with `kernel-studio audit verify`, and move "
+                         "the log aside to start a new one")
+    return line
+
+
 def _last_entry(handle: IO[bytes]) -> dict[str, Any] | None:
     """The last entry of an open log (None when it is empty)."""
-    handle.seek(0, os.SEEK_END)
-    size = handle.tell()
-    handle.seek(max(0, size - MAX_LINE))
-    lines = [line for line in handle.read().splitlines() if line.strip()]
-    if not lines:
+    line = _last_line(handle)
+    if not line:
         return None
-    try:
-        last = json.loads(lines[-1])
-    except ValueError:
-        raise AuditError("the audit log's last line is not an entry: check it with "
-                         "`kernel-studio audit verify`") from None
-    if not isinstance(last, dict) or "hash" not in last or "seq" not in last:
-        raise AuditError("the audit log's last line is not an entry")
-    return last
+    entry, problem = parse_entry(line)
+    if entry is None or problem:
+        raise AuditError(f"the audit log's last line is not an entry ({problem or 'not JSON'}):"
+                         " check it with `kernel-studio audit verify`, and move the log aside "
+                         "to start a new one")
+    return entry
 
 
 def _signed(entry: dict[str, Any], key: Ed25519PrivateKey | None) -> dict[str, Any]:
@@ -200,7 +308,8 @@ def append(action: str, subject: dict[str, Any], outcome: str,
            details: dict[str, Any] | None = None, log: Path | None = None,
            sign: bool = True) -> dict[str, Any] | None:
     """Append an entry (signed when a local key exists and `sign`); returns it, or None when
-    the log is turned off. AuditError when the log cannot be written."""
+    the log is turned off. Free text is bounded (see `bounded`, MAX_ENTRY). AuditError when the
+    log cannot be read or written, whatever the reason: a record never fails a command."""
     path = log or log_path()
     if path is None:
         return None
@@ -208,11 +317,14 @@ def append(action: str, subject: dict[str, Any], outcome: str,
     try:
         with _locked(path) as handle:
             last = _last_entry(handle)
-            entry = _signed({"seq": 0 if last is None else int(last["seq"]) + 1,
-                             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "user": _user(),
-                             "host": socket.gethostname(), "action": action, "subject": subject,
-                             "outcome": outcome, "details": details or {},
-                             "prev": GENESIS if last is None else str(last["hash"])}, key)
+            entry = _within_limit({
+                "seq": 0 if last is None else last["seq"] + 1,
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "user": _text(_user()),
+                "host": _text(socket.gethostname()), "action": _text(str(action)),
+                "subject": bounded(subject), "outcome": _text(str(outcome)),
+                "details": bounded(details or {}),
+                "prev": GENESIS if last is None else last["hash"]})
+            entry = _signed(entry, key)
             handle.seek(0, os.SEEK_END)
             handle.write(canonical(entry) + b"\n")
             handle.flush()
@@ -221,6 +333,9 @@ def append(action: str, subject: dict[str, Any], outcome: str,
                                                            "hash": entry["hash"]}) + "\n")
     except OSError as error:
         raise AuditError(f"cannot write the audit log {path}: {error.strerror or error}") from None
+    except (ValueError, TypeError, OverflowError, RecursionError) as error:
+        raise AuditError(f"cannot append to the audit log {path} ({type(error).__name__}: "
+                         f"{error}): check it with `kernel-studio audit verify`") from None
     return entry
 
 
@@ -255,31 +370,67 @@ class LogCheck:
                 "unsigned": self.unsigned, "key": self.key, "actions": self.actions}
 
 
-def read_lines(path: Path) -> list[bytes]:
-    """A log's lines (AuditError when it is missing, too large or not a file)."""
+def _read_log(path: Path, with_head: bool) -> tuple[list[bytes], bytes | None]:
+    """A log's lines and (with `with_head`) its head file's bytes, None when there is none, read
+    under a shared lock so that no append falls between the two. AuditError when the log is
+    missing, too large or not a regular file."""
     try:
-        if not path.is_file():
-            raise AuditError(f"{path} is not a file: name an audit log (.jsonl)")
-        if path.stat().st_size > MAX_LOG_BYTES:
-            raise AuditError(f"{path} is larger than {MAX_LOG_BYTES >> 30} GiB: not an audit log")
-        return path.read_bytes().splitlines()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise AuditError(f"{path} is not a file ({error.strerror or error}): name an audit log "
+                         "(.jsonl)") from None
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise AuditError(f"{path} is not a file: name an audit log (.jsonl)")
+            if info.st_size > MAX_LOG_BYTES:
+                raise AuditError(f"{path} is larger than {MAX_LOG_BYTES >> 30} GiB: not an audit "
+                                 "log")
+            fcntl.flock(handle, fcntl.LOCK_SH)
+            try:
+                data = handle.read(MAX_LOG_BYTES + 1)
+                head = None
+                if with_head:
+                    with contextlib.suppress(FileNotFoundError):
+                        head = read_regular(head_path(path), MAX_HEAD_BYTES)
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
     except OSError as error:
         raise AuditError(f"cannot read {path}: {error.strerror or error}") from None
+    if len(data) > MAX_LOG_BYTES:
+        raise AuditError(f"{path} is larger than {MAX_LOG_BYTES >> 30} GiB: not an audit log")
+    return data.splitlines(), head
 
 
-def _parse(line: bytes) -> dict[str, Any] | None:
-    """An entry, or None when the line is not one."""
+def read_lines(path: Path) -> list[bytes]:
+    """A log's lines (AuditError when it is missing, too large or not a file)."""
+    return _read_log(path, with_head=False)[0]
+
+
+def parse_entry(line: bytes) -> tuple[dict[str, Any] | None, str]:
+    """A line as an entry: (None, '') when it is no entry at all; (entry, '') for a well-formed
+    one; (entry, what is wrong) for one with every field present but one of the wrong kind."""
+    if len(line.strip()) > MAX_LINE:
+        return None, f"it is longer than the {MAX_LINE >> 20} MiB an entry may hold"
     try:
         data = json.loads(line)
-    except ValueError:
-        return None
+    except (ValueError, RecursionError):
+        return None, ""
     if not isinstance(data, dict) or any(k not in data for k in REQUIRED):
-        return None
-    return data
+        return None, ""
+    seq = data["seq"]
+    if type(seq) is not int or seq < 0:
+        return data, f"its number (seq) is {json.dumps(seq)[:40]}, not a whole number"
+    for name in TEXT_FIELDS:
+        if not isinstance(data[name], str):
+            return data, f"its {name} is not a string"
+    return data, ""
 
 
 def _entry_problem(entry: dict[str, Any] | None, index: int, prev: str) -> str:
-    """What is wrong with the entry at `index` (0-based) given the previous hash, or ''."""
+    """What is wrong with the well-formed entry at `index` (0-based) given the previous hash,
+    or ''."""
     if entry is None:
         return "it is not an audit entry (edited, or damaged)"
     if entry["seq"] != index:
@@ -287,7 +438,11 @@ def _entry_problem(entry: dict[str, Any] | None, index: int, prev: str) -> str:
                 "removed, inserted or reordered)")
     if entry["prev"] != prev:
         return "it does not hold the hash of the entry before it (removed, inserted or reordered)"
-    if entry_hash(entry) != entry["hash"]:
+    try:
+        digest = entry_hash(entry)
+    except (ValueError, TypeError, RecursionError):
+        return "its content cannot be hashed (it was edited, or damaged)"
+    if digest != entry["hash"]:
         return "its content does not match its hash (it was edited)"
     return ""
 
@@ -318,49 +473,69 @@ def _check_signature(check: LogCheck, entry: dict[str, Any],
     return ""
 
 
-def _fail(check: LogCheck, index: int, problem: str) -> LogCheck:
+def _fail(check: LogCheck, index: int | None, problem: str) -> LogCheck:
     """Record the first problem."""
-    check.bad_entry, check.problem = index, f"entry {index}: {problem}"
+    check.bad_entry = index
+    check.problem = problem if index is None else f"entry {index}: {problem}"
     return check
 
 
 def check_log(path: Path, public: Ed25519PublicKey | None = None) -> LogCheck:
     """Check the chain, the head and (with a public key) the signatures of a log. AuditError
     when the file is not an audit log at all."""
-    lines = [line for line in read_lines(path) if line.strip()]
-    entries = [_parse(line) for line in lines]
-    if lines and all(e is None for e in entries):
+    raw, head = _read_log(path, with_head=True)
+    lines = [line for line in raw if line.strip()]
+    parsed = [parse_entry(line) for line in lines]
+    if lines and all(entry is None and not why for entry, why in parsed):
         raise AuditError(f"{path} is not an audit log: none of its lines is an audit entry")
-    check = LogCheck(path, len(entries), key=key_id(public) if public else "")
+    check = LogCheck(path, len(parsed), key=key_id(public) if public else "")
     prev = GENESIS
-    for index, entry in enumerate(entries):
-        problem = _entry_problem(entry, index, prev)
+    entries: list[dict[str, Any]] = []
+    for index, (entry, malformed) in enumerate(parsed):
+        problem = malformed or _entry_problem(entry, index, prev)
         if not problem and entry is not None:
             problem = _check_signature(check, entry, public)
         if problem or entry is None:
             return _fail(check, index, problem)
-        prev = str(entry["hash"])
-        check.actions[str(entry["action"])] = check.actions.get(str(entry["action"]), 0) + 1
-    return _check_head(check, path, entries)
+        entries.append(entry)
+        prev = entry["hash"]
+        check.actions[entry["action"]] = check.actions.get(entry["action"], 0) + 1
+    return _check_head(check, path, head, entries)
 
 
-def _check_head(check: LogCheck, path: Path, entries: list[dict[str, Any] | None]) -> LogCheck:
-    """A log that ends before its head file's entry was cut at the end."""
-    head = head_path(path)
-    if not head.exists():
-        return check
+def _check_head(check: LogCheck, path: Path, head: bytes | None,
+                entries: list[dict[str, Any]]) -> LogCheck:
+    """The head file records the last entry's number and hash: a log that ends before it was
+    cut at the end, one that goes on past it had entries added behind the head's back, and a
+    log with entries but no head file cannot show either."""
+    name = head_path(path).name
+    if head is None:
+        if not entries:
+            return check
+        return _fail(check, None, f"the head file {name} is missing: nothing shows whether "
+                                  "entries were cut from the end of the log (it is rewritten "
+                                  "with every append; deleting it hides a cut). If you moved "
+                                  f"the log, move its {name} with it")
     try:
-        data = json.loads(head.read_text(encoding="utf-8"))
-        seq, digest = int(data["seq"]), str(data["hash"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return _fail(check, len(entries), f"the head file {head.name} cannot be read")
-    last = entries[-1] if entries else None
-    if last is None or last["seq"] < seq:
-        have = 0 if last is None else last["seq"] + 1
+        data = json.loads(head)
+        seq, digest = data["seq"], data["hash"]
+        if type(seq) is not int or seq < 0 or not isinstance(digest, str):
+            raise TypeError
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return _fail(check, len(entries), f"the head file {name} cannot be read (damaged or "
+                                          "edited)")
+    have = len(entries)
+    if have <= seq:
         return _fail(check, have, f"the log ends after {have} entries but its head records "
                                   f"entry {seq}: {seq + 1 - have} entries were cut from the end")
-    if last["seq"] == seq and last["hash"] != digest:
-        return _fail(check, seq, "the last entry is not the one the head file records")
+    if entries[seq]["hash"] != digest:
+        return _fail(check, seq, f"entry {seq} is not the one the head file records (the log's "
+                                 "end was rewritten)")
+    if have > seq + 1:
+        return _fail(check, seq + 1, f"the log goes on past entry {seq}, the last its head file "
+                                     f"records: {have - seq - 1} entries were added without "
+                                     "the head (by hand, or an append cut short by a crash); "
+                                     "unless you know why, treat them as forged")
     return check
 
 
@@ -371,10 +546,10 @@ def export(log: Path, destination: Path) -> int:
     if not check.intact:
         raise AuditError(f"not exported: {check.problem}")
     try:
-        atomic_write_bytes(destination, log.read_bytes())
+        atomic_write_bytes(destination, read_regular(log, MAX_LOG_BYTES))
         head = head_path(log)
         if head.exists():
-            atomic_write_bytes(head_path(destination), head.read_bytes())
+            atomic_write_bytes(head_path(destination), read_regular(head, MAX_HEAD_BYTES))
     except OSError as error:
         raise AuditError(f"cannot write {destination}: {error.strerror or error}") from None
     return check.entries

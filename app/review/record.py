@@ -54,10 +54,18 @@ def record(action: str, subject: dict[str, Any], outcome: str,
         audit.append(action, subject, outcome, details)
     except audit.AuditError as error:
         return f"warning: not recorded in the audit log: {error}"
+    except Exception as error:  # noqa: BLE001 - the run's own exit code must stand
+        return (f"warning: not recorded in the audit log ({type(error).__name__}: {error}): "
+                "check it with `kernel-studio audit verify`")
     return None
 
 
 def record_command(command: str, spec_path: str, exit_code: int) -> str | None:
-    """The entry of a verify or bench run from the command line."""
-    return record(command, path_subject(spec_path), OUTCOMES.get(exit_code, "failed"),
-                  {"exit_code": exit_code})
+    """The entry of a verify or bench run from the command line (a warning, never an error,
+    when the spec cannot even be hashed for it)."""
+    try:
+        subject = path_subject(spec_path)
+    except Exception as error:  # noqa: BLE001 - the run's own exit code must stand
+        subject = {"spec": str(spec_path), "digest": "",
+                   "unhashed": f"{type(error).__name__}: {error}"}
+    return record(command, subject, OUTCOMES.get(exit_code, "failed"), {"exit_code": exit_code})
