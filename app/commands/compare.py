@@ -12,6 +12,7 @@ from pathlib import Path
 
 from app import cli_flags as flags
 from app import settings
+from app.cases import check_case
 from app.commands.bench import parse_sweep
 from app.commands.verify import add_compiler_argument
 from app.review.compare import compare_variants
@@ -20,7 +21,7 @@ from app.review.model import CompareReport
 from app.review.record import OUTCOMES, record, spec_subject
 from app.review.reports import compare_html, write_report
 from app.review.text import describe_compare
-from app.review.variants import VariantError, load_variants, pick_baseline
+from app.review.variants import Variant, VariantError, load_variants, pick_baseline
 
 MILLISECONDS = flags.within(0.0, flags.MAX_SECONDS * 1000, "milliseconds")
 HELP = ("compare variants of one task: resources, verdicts on the same cases and seeds, and on "
@@ -93,6 +94,22 @@ def stop_on_terminate() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
+def _sweep_problem(variants: list[Variant],
+                   sweep: tuple[str, list[int | float]] | None) -> str | None:
+    """What is wrong with --sweep for any variant (an unknown variable, a size no case can
+    have), found before anything runs; None when it is fine or absent."""
+    if sweep is None:
+        return None
+    name, values = sweep
+    for variant in variants:
+        for value in values:
+            case = {**variant.spec.bench_case, name: value}
+            problem = check_case(variant.spec, case, f"--sweep {name}={value}")
+            if problem:
+                return f"{variant.name}: {problem}"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Compare, print the table (or JSON), write the report; exit code over every variant."""
     stop_on_terminate()
@@ -105,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
         baseline = pick_baseline(variants, args.baseline)
     except VariantError as error:
         print(f"kernel-studio compare: {error}", file=sys.stderr)
+        return 2
+    problem = _sweep_problem(variants, args.sweep)
+    if problem:
+        print(f"kernel-studio compare: {problem}", file=sys.stderr)
         return 2
     options = RunOptions(backend=args.backend, timeout=args.timeout, arch=args.arch,
                          compiler=args.compiler, trusted=None, time=not args.no_timing,

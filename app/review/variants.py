@@ -78,20 +78,21 @@ def load_variants(paths: list[Path | str]) -> list[Variant]:
             specs.append(load_spec(path))
         except SpecError as error:
             raise VariantError(str(error)) from None
-    check_arguments(specs)
     names = unique_names([s.path or Path(str(p)) for s, p in zip(specs, paths, strict=True)])
+    check_arguments(specs, names)
     return [Variant(n, s) for n, s in zip(names, specs, strict=True)]
 
 
-def check_arguments(specs: list[Spec]) -> None:
+def check_arguments(specs: list[Spec], names: list[str] | None = None) -> None:
     """VariantError when any spec's argument list differs from the first's, naming each
-    difference."""
+    difference; `names` tell the specs apart (two files may share a name)."""
+    labels = names or [_label(spec) for spec in specs]
     base = specs[0]
     problems = []
-    for spec in specs[1:]:
+    for spec, label in zip(specs[1:], labels[1:], strict=True):
         differences = argument_differences(base, spec)
         if differences:
-            problems.append(f"{_label(spec)} does not take the arguments of {_label(base)}: "
+            problems.append(f"{label} does not take the arguments of {labels[0]}: "
                             + "; ".join(differences))
     if problems:
         raise VariantError("\n".join(problems) + "\nvariants of one task must take the same "
