@@ -7,16 +7,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 from app import cli_flags as flags
 from app import settings
 from app.commands.compare import stop_on_terminate
+from app.fsutil import read_regular
 from app.review import audit
-from app.review.bundle import BundleError, extract, open_bundle
+from app.review.bundle import BundleError, extract, open_bundle, printable, remove_unpacked
 from app.review.bundle_check import describe_check, verify_bundle
 from app.review.bundle_make import create_bundle
 from app.review.bundle_report import bundle_html
@@ -30,6 +36,8 @@ HELP = ("review bundles: `create SPEC... -o FILE.ksb` packs kernels, specs, refe
         "results and environment with a SHA-256 manifest; `verify FILE.ksb` checks it and "
         "re-runs it here")
 MAX_NOTE = 4000
+MAX_KEY_BYTES = 16 << 10  # an Ed25519 public key in PEM form is about 113 bytes
+MAX_REASON = 300  # characters of a refusal's reason kept in the audit log
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,8 +74,23 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 def _fail(message: str) -> int:
     """One message on stderr, exit 2."""
-    print(f"kernel-studio bundle: {message}", file=sys.stderr)
+    print(f"kernel-studio bundle: {printable(message, 4000)}", file=sys.stderr)
     return 2
+
+
+def _emit(text: str) -> None:
+    """Print to stdout; a reader that went away (`| head -1`) is no error: the rest of stdout
+    goes nowhere, quietly, and the run still finishes (and is recorded)."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(devnull)
 
 
 def _create(args: argparse.Namespace) -> int:
@@ -115,13 +138,27 @@ def _report_problem(path: Path | None) -> str | None:
 
 def _require_signer(signer: str, key_path: Path) -> None:
     """BundleError unless the bundle was signed by the key in `key_path`."""
-    try:
-        wanted = audit.key_id(audit.load_public_key(key_path))
-    except audit.AuditError as error:
-        raise BundleError(str(error)) from None
+    wanted = audit.key_id(_public_key(key_path))
     if signer != wanted:
         found = f"by key {signer}" if signer else "not signed at all"
         raise BundleError(f"the bundle must be signed by key {wanted}; it is {found}")
+
+
+def _public_key(path: Path) -> Ed25519PublicKey:
+    """The Ed25519 public key in `path`, read with a bound (a key file is tiny: /dev/zero or a
+    FIFO given as --key is refused, never read without end); BundleError when it is not one."""
+    try:
+        data = read_regular(path, MAX_KEY_BYTES)
+    except OSError as error:
+        raise BundleError(f"--key {path}: {error.strerror or error}; give the maker's public "
+                          "key file (PEM)") from None
+    try:
+        key = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        raise BundleError(f"--key {path} is not a public key in PEM form") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise BundleError(f"--key {path} is not an Ed25519 public key")
+    return key
 
 
 def _run_check(args: argparse.Namespace, folder: Path) -> BundleCheck:
@@ -129,8 +166,12 @@ def _run_check(args: argparse.Namespace, folder: Path) -> BundleCheck:
     bundle = open_bundle(args.bundle)
     if args.key is not None:
         _require_signer(bundle.signer, args.key)
-    extract(bundle, folder)
-    return verify_bundle(bundle, folder, _options(args))
+    made = extract(bundle, folder)
+    try:
+        return verify_bundle(bundle, folder, _options(args))
+    except BundleError:  # its claims are unusable: nothing of it is kept
+        remove_unpacked(folder, made)
+        raise
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -142,11 +183,12 @@ def _verify(args: argparse.Namespace) -> int:
     try:
         check = _run_check(args, folder if args.into else folder / "unpacked")
     except BundleError as error:
+        _record_refusal(args.bundle, str(error))
         return _fail(f"{args.bundle}: refused: {error}")
     finally:
         if args.into is None:
             shutil.rmtree(folder, ignore_errors=True)
-    print(json.dumps(check.to_json(), indent=2) if args.json else describe_check(check))
+    _emit(json.dumps(check.to_json(), indent=2) if args.json else describe_check(check))
     warning = record("bundle-verify", {"bundle": str(args.bundle), "digest": check.digest},
                      OUTCOMES.get(check.exit_code, "failed"),
                      {"claims_hold": check.claims_hold, "signed_by": check.signer or None,
@@ -159,6 +201,14 @@ def _verify(args: argparse.Namespace) -> int:
         except OSError as error:
             return _fail(f"cannot write {args.report}: {error.strerror}")
     return check.exit_code
+
+
+def _record_refusal(bundle: Path, reason: str) -> None:
+    """A refused bundle is recorded too (outcome bad_input), with its reason cut short."""
+    warning = record("bundle-verify", {"bundle": printable(bundle, MAX_REASON)}, OUTCOMES[2],
+                     {"refused": printable(reason, MAX_REASON)})
+    if warning:
+        print(warning, file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from app.review import audit
-from app.review.bundle import BundleError, open_bundle
+from app.review.bundle import BundleError, open_bundle, printable
 
 HELP = "record a reviewer's decision on a bundle (accept or reject, with a note), signed"
 MAX_NOTE = 4000
@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
                                           "signed_by": bundle.signer or None},
                              _decision(args), {"note": args.note})
     except (BundleError, audit.AuditError) as error:
-        print(f"kernel-studio review: {args.bundle}: {error}", file=sys.stderr)
+        print(f"kernel-studio review: {printable(args.bundle)}: {printable(error, 4000)}",
+              file=sys.stderr)
         return 2
     if entry is None:
         print("kernel-studio review: the audit log is turned off (KERNEL_STUDIO_AUDIT_LOG=off); "

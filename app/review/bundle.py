@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import stat
 import time
 import zipfile
@@ -41,7 +42,20 @@ MAX_MEMBER_BYTES = 64 << 20
 MAX_TOTAL_BYTES = 256 << 20
 MAX_RATIO = 200  # uncompressed over compressed size of one member
 MAX_NAME = 240
-_SAFE_PART = re.compile(r"[A-Za-z0-9._+@=,-][A-Za-z0-9 ._+@=,-]*")
+# A name part: the usual characters, a space only between others (never leading or trailing:
+# "x.py " and "x.py" would look the same to a reviewer).
+_SAFE_PART = re.compile(r"[A-Za-z0-9._+@=,-](?:[A-Za-z0-9 ._+@=,-]*[A-Za-z0-9._+@=,-])?")
+# What the maker may write in claims.json and the manifest's note, at most.
+MAX_NOTE = 10_000
+MAX_CLAIM_NAME = 200
+MAX_CLAIMS = 64
+MAX_CASES = 100
+MAX_SEEDS = 1000
+MAX_CASE_KEY = 64
+# Every character that can steer a terminal: C0 controls, DEL and the C1 controls.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
 
 class BundleError(Exception):
@@ -70,6 +84,16 @@ class Bundle:
     def note(self) -> str:
         """The maker's note."""
         return str(self.manifest.get("note", ""))
+
+
+def printable(value: object, limit: int | None = None) -> str:
+    """Text from a bundle made safe to print or record: every control character (C0, DEL, C1)
+    written as its escape (ESC as \\x1b), so no escape sequence reaches a terminal or a report;
+    cut to `limit` characters when given."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", str(value))
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + f"... ({len(text) - limit} more characters)"
+    return text
 
 
 def sha256(data: bytes) -> str:
@@ -155,6 +179,11 @@ def _member_problem(info: zipfile.ZipInfo) -> str | None:
     kind = stat.S_IFMT(info.external_attr >> 16)  # 0 where the maker recorded no file type
     if info.is_dir() or (kind and kind != stat.S_IFREG):
         return f"member {info.filename!r} is not a plain file (a link, a folder or a device)"
+    if info.flag_bits & 0x1:
+        return f"member {info.filename!r} is encrypted: a bundle never is"
+    if info.compress_type not in _COMPRESSIONS:
+        return (f"member {info.filename!r} uses compression method {info.compress_type}; "
+                "bundles are stored or deflated only")
     if info.file_size > MAX_MEMBER_BYTES:
         return f"member {info.filename!r} is larger than {MAX_MEMBER_BYTES >> 20} MiB"
     if info.file_size > 4096 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
@@ -173,7 +202,16 @@ def _check_members(infos: list[zipfile.ZipInfo]) -> None:
     for info in infos:
         problem = _member_problem(info)
         if problem:
-            raise BundleError(problem)
+            raise BundleError(printable(problem))
+    folders = {"/".join(n.split("/")[:i]) for n in names for i in range(1, n.count("/") + 1)}
+    both = sorted(folders & set(names))
+    if both:
+        raise BundleError(f"member {both[0]!r} is both a file and a folder of other members: "
+                          "it was tampered with")
+    folded = [n.casefold() for n in names + sorted(folders)]
+    if len(set(folded)) != len(folded):
+        raise BundleError("the bundle holds two members whose names differ only in case: "
+                          "they would overwrite each other on some systems")
     if sum(i.file_size for i in infos) > MAX_TOTAL_BYTES:
         raise BundleError(f"the bundle expands to more than {MAX_TOTAL_BYTES >> 20} MiB")
 
@@ -264,25 +302,144 @@ def open_bundle(path: Path) -> Bundle:
             raise BundleError(f"{path.name} has no manifest.json: it is not a review bundle")
         try:
             members = {i.filename: _read_member(archive, i) for i in infos}
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
-            raise BundleError(f"{path.name} is damaged or truncated ({error})") from None
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError,
+                NotImplementedError) as error:
+            raise BundleError(f"{path.name} is damaged or truncated "
+                              f"({printable(error, 200)})") from None
     manifest = _manifest(members[MANIFEST])
     _check_sums(manifest, members)
     signer = _signer(members)
     try:
         claims = json.loads(members[CLAIMS]) if CLAIMS in members else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         raise BundleError("claims.json is not JSON: the bundle is damaged") from None
-    return Bundle(path, manifest, members, sha256(members[MANIFEST]), signer,
-                  claims if isinstance(claims, dict) else {})
+    if not isinstance(claims, dict):
+        raise BundleError("claims.json is not a table of claims: the bundle is damaged")
+    _check_claims(claims, manifest)
+    return Bundle(path, manifest, members, sha256(members[MANIFEST]), signer, claims)
 
 
-def extract(bundle: Bundle, folder: Path) -> None:
+def _check_case(case: Any, where: str) -> None:
+    """One claimed case: a table of size variables to finite numbers, as in a spec."""
+    if not isinstance(case, dict) or not case:
+        raise BundleError(f"{where} must be a table such as {{ n = 1000 }}")
+    for key, number in case.items():
+        if len(key) > MAX_CASE_KEY or not _IDENTIFIER.fullmatch(key):
+            raise BundleError(f"{where} has a variable {printable(key, 40)!r} that is not a "
+                              "name")
+        if isinstance(number, bool) or not isinstance(number, int | float) or not (
+                abs(number) <= 2 ** 80):  # also false for NaN
+            raise BundleError(f"{where}.{key} must be a finite number of sensible size, "
+                              f"not {printable(repr(number), 40)}")
+
+
+def _check_claim(claim: Any, index: int, manifest: dict[str, Any]) -> None:
+    """One entry of claims.json's results (BundleError naming what is wrong)."""
+    where = f"claims.json: result {index + 1}"
+    if not isinstance(claim, dict):
+        raise BundleError(f"{where} is not a claim (a table)")
+    spec = claim.get("spec")
+    if not isinstance(spec, str) or spec not in manifest["specs"] or safe_name(spec):
+        raise BundleError(f"{where} names a spec {printable(repr(spec), 80)} that is not one "
+                          "of the bundle's own specs (listed in its manifest); refused")
+    name = claim.get("name", spec)
+    if not isinstance(name, str) or not name or len(name) > MAX_CLAIM_NAME:
+        raise BundleError(f"{where} has a name that is not text of 1 to {MAX_CLAIM_NAME} "
+                          "characters")
+    cases = claim.get("cases")
+    if cases is not None:
+        if not isinstance(cases, list) or not 1 <= len(cases) <= MAX_CASES:
+            raise BundleError(f"{where}: cases must be a list of 1 to {MAX_CASES} cases")
+        for number, case in enumerate(cases):
+            _check_case(case, f"{where}: cases[{number}]")
+    seeds = claim.get("seeds")
+    if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int)
+                              or not 1 <= seeds <= MAX_SEEDS):
+        raise BundleError(f"{where}: seeds must be a whole number from 1 to {MAX_SEEDS}, not "
+                          f"{printable(repr(seeds), 40)}")
+    for key in ("verdict", "compile", "timing"):
+        if not isinstance(claim.get(key, {}), dict):
+            raise BundleError(f"{where}: {key} must be a table")
+    runs = dict(claim.get("verdict") or {}).get("runs", [])
+    rows = dict(claim.get("timing") or {}).get("rows", [])
+    for key, values in (("verdict.runs", runs), ("timing.rows", rows)):
+        if values is not None and (not isinstance(values, list)
+                                   or not all(isinstance(v, dict) for v in values)):
+            raise BundleError(f"{where}: {key} must be a list of tables")
+        for value in values or []:
+            if value.get("case") is not None and not isinstance(value.get("case"), dict):
+                raise BundleError(f"{where}: each of {key} must give its case as a table")
+
+
+def _check_claims(claims: dict[str, Any], manifest: dict[str, Any]) -> None:
+    """claims.json and the note checked like a spec's fields, before anything uses them: each
+    claim names one of the bundle's own specs, with cases and seeds a spec could give, and
+    names and the note are bounded (BundleError otherwise)."""
+    note = manifest.get("note", "")
+    if not isinstance(note, str) or len(note) > MAX_NOTE:
+        raise BundleError(f"the manifest's note must be text of at most {MAX_NOTE} characters")
+    results = claims.get("results")
+    if results is None:
+        return
+    if not isinstance(results, list) or len(results) > MAX_CLAIMS:
+        raise BundleError(f"claims.json: results must be a list of at most {MAX_CLAIMS} claims")
+    for index, claim in enumerate(results):
+        _check_claim(claim, index, manifest)
+    for key in ("environment",):
+        if not isinstance(claims.get(key, {}), dict):
+            raise BundleError(f"claims.json: {key} must be a table")
+
+
+def extract(bundle: Bundle, folder: Path) -> Path | None:
     """Write the bundle's files into `folder`, which must be new or empty; nothing is written
-    anywhere else (each file is created, never followed through a link)."""
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise BundleError(f"{folder} is not an empty folder: choose a new one to unpack into")
-    folder.mkdir(parents=True, exist_ok=True)
+    anywhere else (each file is created, never followed through a link), and nothing is left
+    when it fails (BundleError). Returns the outermost folder it made (None when `folder`
+    existed), for remove_unpacked."""
+    try:
+        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+            raise BundleError(f"{folder} is not an empty folder: choose a new one to unpack "
+                              "into")
+        made = _first_missing(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BundleError(f"cannot unpack into {folder}: {error.strerror or error}; choose a "
+                          "new folder in one you can write to") from None
+    try:
+        _write_members(bundle, folder)
+    except BaseException as error:
+        remove_unpacked(folder, made)
+        if isinstance(error, OSError):
+            raise BundleError(f"cannot unpack into {folder}: {error.strerror or error}; "
+                              "nothing was left there") from None
+        raise
+    return made
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost folder that unpacking into `folder` would create (None when it exists)."""
+    missing = None
+    for candidate in [folder, *folder.parents]:
+        if candidate.exists() or candidate.is_symlink():
+            break
+        missing = candidate
+    return missing
+
+
+def remove_unpacked(folder: Path, made: Path | None) -> None:
+    """Undo an unpack (extract's return value as `made`): the folders it made, or the contents
+    of the empty folder it was given."""
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+        return
+    for child in folder.iterdir() if folder.is_dir() else []:
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
+def _write_members(bundle: Bundle, folder: Path) -> None:
+    """Each member created anew under `folder`, never through a link."""
     root = folder.resolve()
     for name, data in bundle.members.items():
         target = root.joinpath(*PurePosixPath(name).parts)

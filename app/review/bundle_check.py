@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from app.engine.verify.results import UNDECIDED, RunResult, Verdict
-from app.review.bundle import Bundle, BundleError
+from app.review.bundle import Bundle, BundleError, printable
 from app.review.environment import environment, gpu_names
 from app.review.evaluate import RunOptions, time_specs, verify_on
 from app.review.model import BundleCheck, CompileFacts, Item, SpecCheck, Timing
@@ -74,7 +74,9 @@ def _timing_items(claimed: dict[str, Any], timing: Timing, same_gpu: bool) -> li
         what = f"median time at {case_text(dict(row.get('case') or {}))}"
         mine = rows.get(str(row.get("case")))
         before = row.get("median_ms")
-        if mine is None or mine.median_ms is None or not before:
+        if not isinstance(before, int | float) or isinstance(before, bool) or not before > 0:
+            before = None
+        if mine is None or mine.median_ms is None or before is None:
             items.append(Item(what, f"{before} ms", "not timed", False,
                               f"not timed here ({timing.note})"))
             continue
@@ -85,27 +87,44 @@ def _timing_items(claimed: dict[str, Any], timing: Timing, same_gpu: bool) -> li
     return items
 
 
-def _spec_at(folder: Path, member: str) -> Spec:
-    """The unpacked spec (BundleError when it is not a valid one)."""
+def _spec_at(folder: Path, member: str, specs: list[str]) -> Spec:
+    """The unpacked spec: only one of the bundle's own, inside `folder` (BundleError when it
+    is another file or not a valid spec)."""
+    root = folder.resolve()
+    path = root.joinpath(*member.split("/")).resolve()
+    if member not in specs or not path.is_relative_to(root) or not path.is_file():
+        raise BundleError(f"a claim names the spec {printable(member, 80)!r}, which is not one of "
+                          "the bundle's own specs; refused")
     try:
-        return load_spec(folder.joinpath(*member.split("/")))
+        return load_spec(path)
     except SpecError as error:
-        raise BundleError(f"the bundled spec {member} is not valid: {error}") from None
+        raise BundleError(f"the bundled spec {member} is not valid: "
+                          f"{printable(error, 2000)}") from None
 
 
 def _claim_options(claim: dict[str, Any], spec: Spec) -> tuple[list[Any], int]:
-    """The cases and seeds the claim was verified on (the spec's own when it does not say)."""
+    """The cases and seeds the claim was verified on (the spec's own when it does not say);
+    BundleError for a case with a variable the spec does not know, or without one that every
+    case of the spec defines (open_bundle has checked their types and limits)."""
     cases = claim.get("cases")
     seeds = claim.get("seeds")
+    known = {key for case in spec.cases for key in case}
+    needed = set.intersection(*(set(case) for case in spec.cases)) if spec.cases else set()
+    for case in cases or []:
+        unknown, missing = sorted(set(case) - known), sorted(needed - set(case))
+        if unknown or missing:
+            what = (f"a variable {unknown[0]!r} that the spec does not know" if unknown else
+                    f"no value for {missing[0]!r}")
+            raise BundleError(f"a claimed case of {claim.get('name')} has {what}; refused")
     return (list(cases) if isinstance(cases, list) and cases else list(spec.cases),
             int(seeds) if isinstance(seeds, int) and seeds > 0 else spec.seeds)
 
 
 def check_one(claim: dict[str, Any], folder: Path, options: RunOptions, same_gpu: bool,
-              progress: Progress) -> SpecCheck:
+              progress: Progress, specs: list[str]) -> SpecCheck:
     """Obtain one spec's results again and compare them with its claim."""
     member = str(claim.get("spec", ""))
-    spec = _spec_at(folder, member)
+    spec = _spec_at(folder, member, specs)
     cases, seeds = _claim_options(claim, spec)
     facts = compile_facts(spec, str(claim.get("compile", {}).get("arch") or "") or options.arch,
                           options.compiler)
@@ -132,12 +151,14 @@ def verify_bundle(bundle: Bundle, folder: Path, options: RunOptions,
     made_in = dict(bundle.claims.get("environment") or bundle.manifest.get("environment") or {})
     here = environment()
     same_gpu = bool(gpu_names(here)) and gpu_names(here)[:1] == gpu_names(made_in)[:1]
-    specs = []
-    for index, claim in enumerate(claims):
+    for claim in claims:  # open_bundle checked them; every one again before any runs
         if not isinstance(claim, dict):
             raise BundleError("claims.json holds something that is not a claim")
-        progress(f"checking {claim.get('name')}", index / len(claims))
-        specs.append(check_one(claim, folder, options, same_gpu, progress))
+        _claim_options(claim, _spec_at(folder, str(claim.get("spec", "")), bundle.spec_members))
+    specs = []
+    for index, claim in enumerate(claims):
+        progress(f"checking {printable(claim.get('name'), 200)}", index / len(claims))
+        specs.append(check_one(claim, folder, options, same_gpu, progress, bundle.spec_members))
     return BundleCheck(str(bundle.path), bundle.digest, bundle.signer, bundle.note, made_in,
                        here, specs, dict(bundle.manifest.get("files") or {}))
 
@@ -162,5 +183,7 @@ def describe_check(check: BundleCheck) -> str:
         lines.append(f"  same    {agreeing} item(s) (verdict, each run, compile facts, timing)")
         if not spec.verdict.passed:
             lines.append(f"  here: {spec.verdict.message}")
-    return "\n".join(line for line in lines if line is not None).strip()
+    # Everything from the bundle (note, names, claimed values) is printed with its control
+    # characters escaped: no escape sequence of the maker's can rewrite what the reviewer sees.
+    return "\n".join(printable(line) for line in lines if line is not None).strip()
 

@@ -4,9 +4,11 @@ here, every difference flagged, both environments, and the manifest's hashes."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from app.review import html as h
-from app.review.model import BundleCheck, SpecCheck
+from app.review.bundle import printable
+from app.review.model import BundleCheck, SpecCheck, check_from_json
 
 
 def _spec_section(spec: SpecCheck) -> str:
@@ -52,8 +54,28 @@ def _manifest(check: BundleCheck) -> str:
                      h.table(["file", "bytes", "SHA-256"], rows))
 
 
+def _scrubbed(value: Any) -> Any:
+    """JSON data with every string's (and key's) control characters escaped."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k): _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    return value
+
+
+def _neutralised(check: BundleCheck) -> BundleCheck:
+    """The check with everything that came from the bundle (note, names, claimed values,
+    environment, file names) free of control characters: the report shows them escaped."""
+    clean = check_from_json(_scrubbed(check.to_json()))
+    clean.files = _scrubbed(check.files)
+    return clean
+
+
 def bundle_html(check: BundleCheck) -> str:
     """The whole re-check as one self-contained HTML document."""
+    check = _neutralised(check)
     count = sum(len(s.differences) for s in check.specs)
     verdict = "claims hold" if check.claims_hold else f"{count} difference(s)"
     summary = "; ".join(f"{s.name}: {s.verdict.status}" for s in check.specs)
