@@ -87,8 +87,11 @@ def _export(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     """The last entries, one line each."""
     for line in audit.read_lines(_log(args.log))[-max(args.last, 1):]:
+        entry, problem = audit.parse_entry(line)
+        if entry is None or problem:
+            print(f"      (not an entry{': ' + problem if problem else ''})")
+            continue
         try:
-            entry = json.loads(line)
             print(f"{entry['seq']:>5} {entry['time']} {entry['user']}@{entry['host']} "
                   f"{entry['action']}: {entry['outcome']}"
                   + (" (signed)" if "signature" in entry else ""))

@@ -294,6 +294,27 @@ def _last_entry(handle: IO[bytes]) -> dict[str, Any] | None:
     return entry
 
 
+def _head_agrees(path: Path, last: dict[str, Any] | None) -> None:
+    """AuditError unless the head file records the log's last entry (or both are absent): an
+    append over a cut log, or one whose head was deleted, would rewrite the head and hide it."""
+    head = head_path(path)
+    try:
+        data = json.loads(read_regular(head, MAX_HEAD_BYTES))
+    except FileNotFoundError:
+        if last is None:
+            return
+        raise AuditError(f"the head file {head} is missing, so a cut at the log's end cannot be "
+                         "seen: check the log with `kernel-studio audit verify`, and move it "
+                         "aside to start a new one") from None
+    except (ValueError, RecursionError):
+        data = None
+    if last is None or not isinstance(data, dict) or data.get("seq") != last["seq"] \
+            or data.get("hash") != last["hash"]:
+        raise AuditError(f"the log's last entry is not the one its head file {head.name} "
+                         "records (entries cut or added): check it with `kernel-studio audit "
+                         "verify`, and move the log aside to start a new one")
+
+
 def _signed(entry: dict[str, Any], key: Ed25519PrivateKey | None) -> dict[str, Any]:
     """The entry with its key id, hash and (with a key) signature."""
     if key is not None:
@@ -317,6 +338,7 @@ def append(action: str, subject: dict[str, Any], outcome: str,
     try:
         with _locked(path) as handle:
             last = _last_entry(handle)
+            _head_agrees(path, last)
             entry = _within_limit({
                 "seq": 0 if last is None else last["seq"] + 1,
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "user": _text(_user()),

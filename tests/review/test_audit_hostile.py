@@ -218,3 +218,34 @@ def test_a_fifo_as_the_key_or_the_signing_key_does_not_hang(audit_log: Path,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "warning: not recorded in the audit log" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_append_does_not_paper_over_a_cut_or_a_deleted_head(
+        audit_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After a cut at the end, or with the head deleted, a recording command warns instead of
+    rewriting the head (which would make the cut look intact); verify still reports it."""
+    for _ in range(5):
+        audit.append("verify", {}, "passed")
+    lines = audit_log.read_text(encoding="utf-8").splitlines()
+    audit_log.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
+    code, out = recording_command(capsys, tmp_path)
+    assert code == 2 and "warning: not recorded" in out and "head file" in out
+    code, out = run_cli(capsys, "audit", "verify", str(audit_log))
+    assert code == 1 and "2 entries were cut from the end" in out
+    audit.head_path(audit_log).unlink()
+    code, out = recording_command(capsys, tmp_path)
+    assert code == 2 and "is missing" in out
+    code, out = run_cli(capsys, "audit", "verify", str(audit_log))
+    assert code == 1 and "is missing" in out
+
+
+def test_show_marks_a_malformed_entry(audit_log: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`audit show` lists good entries and says what is wrong with a malformed one."""
+    for _ in range(2):
+        audit.append("verify", {}, "passed")
+    lines = audit_log.read_text(encoding="utf-8").splitlines()
+    lines[-1] = lines[-1].replace('"seq":1', '"seq":"abc"', 1)
+    audit_log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out = run_cli(capsys, "audit", "show")
+    assert code == 0 and "verify: passed" in out and "(not an entry: its number (seq)" in out
