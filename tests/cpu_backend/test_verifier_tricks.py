@@ -88,3 +88,24 @@ def test_a_kernel_that_computes_only_over_the_poison_fails(name: str, tmp_path: 
     assert verdict.status == "mismatch", verdict.message
     failed = [r for r in verdict.runs if not r.passed]
     assert failed and all(r.seed % 2 == 1 for r in failed)  # the runs filled with values
+
+
+# Thread 0 fills a shared value the others read with no barrier between: in ascending order
+# (the emulation's usual one) the writer always runs first.
+RACE = ("{ __shared__ int base; if (threadIdx.x == 0) base = blockIdx.x * blockDim.x;"
+        " int i = base + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; }")
+# Right only where the code can tell it runs on the emulation.
+EMULATION_ONLY = ("{ int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  "#ifdef KERNEL_STUDIO_CPU_EMULATION\n if (i < n) c[i] = a[i] + b[i];\n"
+                  "#else\n if (i < n) c[i] = a[i] - b[i];\n#endif\n}")
+
+
+def test_a_race_the_usual_thread_order_hides_fails(tmp_path: Path, engine: Engine) -> None:
+    spec = vector_add_with(tmp_path / "race", RACE)
+    verdict = verify_file(spec, VerifyOptions(backend="cpu"), engine)
+    assert verdict.status != "passed" and "descending order" in verdict.message
+
+
+def test_the_emulation_does_not_announce_itself(tmp_path: Path, engine: Engine) -> None:
+    spec = vector_add_with(tmp_path / "emulation_only", EMULATION_ONLY)
+    assert verify_file(spec, VerifyOptions(backend="cpu"), engine).status == "mismatch"

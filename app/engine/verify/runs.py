@@ -268,9 +268,11 @@ def _run_key(spec: Spec, index: int, resolved: Resolved, seed: int) -> str:
 
 
 def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
-            staged: Callable[[], Staged] | None = None, edge: str = "") -> RunResult:
+            staged: Callable[[], Staged] | None = None, edge: str = "",
+            descending: bool = False) -> RunResult:
     """One case and seed: inputs and reference (`staged`, perhaps computed ahead), launch,
-    checks; `edge` places the buffers' data against inaccessible memory (CPU backend)."""
+    checks; `edge` places the buffers' data against inaccessible memory and `descending` runs
+    each block's threads in descending order (CPU backend)."""
     spec, case = ctx.spec, resolved.case
     inputs, expected = staged() if staged else stage(ctx, index, resolved, seed)
     paths: dict[str, Path] = {}
@@ -288,7 +290,7 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
         # A run names the loaded module only; the worker has the kernel's files already.
         kernel = KernelRef(loaded.symbol, loaded.entry, loaded.module)
         request = RunRequest(Launch(kernel, resolved.grid, resolved.block,
-                                    resolved.shared_bytes, items))
+                                    resolved.shared_bytes, items, descending))
         assert ctx.handle.worker is not None
         reply = ctx.handle.worker.request(request.to_message(), limit, ctx.cancel)
     except WorkerFault as fault:
@@ -495,9 +497,10 @@ OUTSIDE_A_BUFFER = ("bytes past the end of the allocation", "bytes before the al
 
 def edge_runs(ctx: RunContext, resolved: list[Resolved], seed: int) -> RunResult | None:
     """Every case once more with each buffer's data placed against inaccessible memory, at its
-    end and then at its start; the first run that fails, or None. Why: a kernel that reads
-    just past a buffer and writes the same bytes back leaves the guard zones as they were, so
-    it passes every check above; here that access faults."""
+    end and then at its start, and once with each block's threads in descending order; the
+    first run that fails, or None. Why: a kernel that reads just past a buffer and writes the
+    same bytes back leaves the guard zones as they were, so it passes every check above, but
+    faults here; a race whose writer thread runs first in the usual order passes there."""
     for index, case in enumerate(resolved):
         for edge in EDGES:
             run = memory.guarded(partial(run_one, ctx, index, case, seed, None, edge),
@@ -505,6 +508,14 @@ def edge_runs(ctx: RunContext, resolved: list[Resolved], seed: int) -> RunResult
             failure = None if run.passed else _edge_failure(run, edge)
             if failure is not None:
                 return failure
+        run = memory.guarded(partial(run_one, ctx, index, case, seed, None, "", True),
+                             case.case, seed)
+        if not run.passed:
+            return replace(run, message=(
+                "with the threads of each block run in descending order (a GPU promises no "
+                "order), the kernel failed: a race between its threads, such as a shared value "
+                "read without __syncthreads() after another thread wrote it"
+                + (f": {run.message}" if run.message else "")))
     return None
 
 

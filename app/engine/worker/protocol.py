@@ -186,19 +186,27 @@ class Launch:
     block: tuple[int, ...]
     shared_bytes: int
     args: tuple[BufferItem | ScalarItem, ...]
+    # The threads of each block in descending order, on backends that choose it (the CPU
+    # emulation runs them one at a time between barriers): a race between threads that the
+    # usual ascending order hides shows in the other one.
+    descending: bool = False
 
     def to_message(self) -> dict[str, Any]:
         """The fields of a run request, or of one variant of a bench request."""
-        return {**self.kernel.to_message(), "grid": list(self.grid), "block": list(self.block),
+        data = {**self.kernel.to_message(), "grid": list(self.grid), "block": list(self.block),
                 "shared_bytes": self.shared_bytes,
                 "args": [item.to_message() for item in self.args]}
+        if self.descending:
+            data["descending"] = True
+        return data
 
     @classmethod
     def from_message(cls, data: dict[str, Any]) -> Launch:
         """A launch from a run request or a bench variant."""
         return cls(KernelRef.from_message(data), _dims(data.get("grid", [1])),
                    _dims(data.get("block", [1])), int(data.get("shared_bytes", 0)),
-                   tuple(item_from_message(dict(i)) for i in data.get("args", [])))
+                   tuple(item_from_message(dict(i)) for i in data.get("args", [])),
+                   bool(data.get("descending", False)))
 
 
 @dataclass(frozen=True)

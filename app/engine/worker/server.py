@@ -69,7 +69,7 @@ def _launch_request(kernel: protocol.KernelRef,
             cubin=_read_optional(kernel.cubin_path),
             source=source.decode("utf-8") if source is not None else None,
             source_dir=kernel.source_dir, source_path=kernel.source_path,
-            options=list(kernel.options))
+            options=list(kernel.options), descending=bool(launch and launch.descending))
     except (OSError, ValueError) as error:
         raise BackendError("bad_request", f"cannot read the request's files: {error}") from None
 

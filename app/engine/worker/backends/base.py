@@ -68,6 +68,8 @@ class LaunchRequest:
     # Names the loaded module: two specs may share an entry name (or one kernel be edited and
     # rebuilt), so backends key what they loaded by this, never by the symbol alone.
     module: str = ""
+    # protocol.Launch.descending (backends that cannot choose the order ignore it).
+    descending: bool = False
 
     @property
     def kernel_key(self) -> str:

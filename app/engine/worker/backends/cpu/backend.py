@@ -164,6 +164,7 @@ class CpuBackend(Backend):
         check_params(kernel, request.args)
         _check_launch_bounds(kernel, request.block)
         arenas: list[memory.Arena] = []
+        self.runtime().ks_set_descending(int(request.descending))
         try:
             values = self._values(request.args, arenas)
             seconds = self._launch(kernel, request, values)

@@ -123,8 +123,10 @@ class Arena:
 
 
 def declare(runtime: ctypes.CDLL) -> None:
-    """Argument and result types of the runtime's arena functions."""
+    """Argument and result types of the runtime functions the worker calls."""
     runtime.ks_arena_map.argtypes = [ctypes.c_ulonglong, ctypes.c_int, ctypes.c_ulonglong]
     runtime.ks_arena_map.restype = ctypes.c_void_p
     runtime.ks_arena_unmap.argtypes = [ctypes.c_void_p]
     runtime.ks_arena_unmap.restype = None
+    runtime.ks_set_descending.argtypes = [ctypes.c_int]
+    runtime.ks_set_descending.restype = None

@@ -157,7 +157,6 @@ static inline void __brkpt(void) { ks_trap("__brkpt() was called"); }
 #define __CUDA_ARCH__ 900
 #define __CUDACC_VER_MAJOR__ 12
 #define __CUDACC_VER_MINOR__ 8
-#define KERNEL_STUDIO_CPU_EMULATION 1
 
 // `extern __shared__ T name[];` at namespace scope becomes one of these (see source.py): it
 // stands for the running block's dynamic shared memory wherever it is used.

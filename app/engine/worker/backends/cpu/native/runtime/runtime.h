@@ -136,5 +136,7 @@ void install_fault_handlers();
 void enter_cpu_thread(Sm* sm);   // per CPU thread: alternate signal stack, current Sm
 void leave_cpu_thread();
 extern const char* current_kernel;
+// Whether the threads of each block run in descending order (ks_set_descending).
+extern bool descending;
 
 }  // namespace ks

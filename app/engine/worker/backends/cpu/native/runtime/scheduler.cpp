@@ -4,7 +4,9 @@
 // Ready fibers run in ascending thread order, each until it reaches __syncthreads(), a warp
 // operation, or its end. So between two barriers every thread runs to the next barrier before a
 // higher-numbered thread starts: a missing barrier shows as a stale or too-fresh shared-memory
-// value on every run, not only on the unlucky ones.
+// value on every run, not only on the unlucky ones. A launch may ask for descending order
+// (ks_set_descending): a race whose writer comes first in ascending order (thread 0 fills a
+// shared value that the others read without a barrier) shows there instead.
 // - A barrier opens when every thread that has not exited is waiting at one.
 // - A warp operation completes when every live lane of its mask is waiting at one; the values
 //   of the group are exchanged and each lane leaves with its own result.
@@ -19,6 +21,8 @@
 #include "runtime.h"
 
 namespace ks {
+
+bool descending = false;
 
 namespace {
 Fiber* current_fiber() { return reinterpret_cast<Fiber*>(const_cast<ks_thread_info*>(ks_self())); }
@@ -77,7 +81,7 @@ void Sm::start_block(unsigned long long b) {
     }
     ready.clear();
     head = 0;
-    for (unsigned i = 0; i < n; ++i) ready.push_back(i);
+    for (unsigned i = 0; i < n; ++i) ready.push_back(descending ? n - 1 - i : i);
     alive = n;
     at_barrier = barrier_count = 0;
 }
@@ -185,7 +189,8 @@ void Sm::release_barrier_if_complete() {
     if (at_barrier == 0 || at_barrier != alive) return;
     unsigned participants = at_barrier, count = barrier_count;
     at_barrier = barrier_count = 0;
-    for (Fiber& f : fibers) {
+    for (size_t k = 0; k < fibers.size(); ++k) {
+        Fiber& f = fibers[descending ? fibers.size() - 1 - k : k];
         if (f.state != State::Barrier) continue;
         f.result = f.op == KS_BAR_COUNT ? count
                    : f.op == KS_BAR_AND ? (count == participants)
@@ -280,6 +285,10 @@ void Sm::yield(Fiber* self) {
 void Sm::suspend(Fiber* self) { switch_to(self, this); }
 
 }  // namespace ks
+
+// The order of the threads of every block in the launches that follow: descending when
+// `yes`, else ascending (the default). Set by the worker between launches, never during one.
+KS_EXPORT void ks_set_descending(int yes) { ks::descending = yes != 0; }
 
 KS_EXPORT int ks_barrier(int op, int predicate) {
     ks::Fiber* self = ks::current_fiber();
