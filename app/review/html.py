@@ -43,6 +43,8 @@ svg text { font: 12px system-ui, sans-serif; }
   table, svg { break-inside: avoid; } .badge, td.ok, td.bad, td.warn {
   -webkit-print-color-adjust: exact; print-color-adjust: exact; } }
 """
+# C0 controls but tab and newline, DEL and C1 controls.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _FETCHY = re.compile(r"://|src\s*=|srcset|url\s*\(|@import", re.IGNORECASE)
 OK_WORDS = frozenset({"passed", "timed", "ok", "same", "accepted", "intact"})
 WARN_WORDS = frozenset({"unverified", "not_timed", "not run", "cancelled", "not claimed"})
@@ -51,8 +53,11 @@ WARN_WORDS = frozenset({"unverified", "not_timed", "not run", "cancelled", "not 
 def esc(value: object) -> str:
     """Text made safe for HTML. Beyond escaping, the few character sequences that could name
     something to fetch (`://`, `src=`, `url(`, `@import`) are written as character references:
-    they read the same, and a plain search of the file finds no address in it at all."""
-    text = html.escape(str(value), quote=True)
+    they read the same, and a plain search of the file finds no address in it at all. Control
+    characters other than tab and newline (text from a bundle may hold escape sequences) are
+    shown as their escapes (ESC as \\x1b)."""
+    shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", str(value))
+    text = html.escape(shown, quote=True)
     return _FETCHY.sub(lambda m: "".join(f"&#{ord(c)};" for c in m.group(0)), text)
 
 
