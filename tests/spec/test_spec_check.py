@@ -100,6 +100,16 @@ def test_a_loose_rtol_is_warned(tmp_path: Path) -> None:
     assert not [w for w in check_spec_file(tight).warnings if w.kind == WarningKind.LOOSE_RTOL]
 
 
+def test_a_scalar_that_hides_its_term_is_warned(tmp_path: Path) -> None:
+    # saxpy with alpha 1.0: a kernel computing x + y, ignoring alpha, would pass.
+    spec = template_copy(tmp_path, "saxpy", {"value = \"2.5\"": "value = \"1.0\""})
+    found = [w for w in check_spec_file(spec).warnings if w.kind == WarningKind.IDENTITY_SCALAR]
+    assert found and "alpha is 1 in every case" in found[0].message
+    plain = template_copy(tmp_path / "plain", "saxpy", {})
+    assert not [w for w in check_spec_file(plain).warnings
+                if w.kind == WarningKind.IDENTITY_SCALAR]
+
+
 @pytest.mark.skipif(find_toolchain() is None, reason="no host C++ compiler for the CPU backend")
 def test_the_impostor_predicts_a_real_wrong_kernel(tmp_path: Path) -> None:
     # The hostile fixture whose blocks other than the first do nothing, on cases that fit in

@@ -48,6 +48,7 @@ class WarningKind(StrEnum):
 
     LOOSE_ATOL = "loose_atol"
     LOOSE_RTOL = "loose_rtol"
+    IDENTITY_SCALAR = "identity_scalar"
     SEED_INDEPENDENT = "seed_independent"
     CONSTANT_OUTPUT = "constant_output"
     NO_PARTIAL_BLOCK = "no_partial_block"
@@ -70,8 +71,9 @@ class SpecWarning:
 
 def find_warnings(lab: Lab) -> list[SpecWarning]:
     """Every warning for the spec in `lab`, in a fixed order."""
-    return (_loose_atol(lab) + _loose_rtol(lab) + _seed_independent(lab)
-            + _constant_outputs(lab) + _launch_coverage(lab) + _few_distinct(lab))
+    return (_loose_atol(lab) + _loose_rtol(lab) + _identity_scalars(lab)
+            + _seed_independent(lab) + _constant_outputs(lab) + _launch_coverage(lab)
+            + _few_distinct(lab))
 
 
 def _pair(lab: Lab, index: int) -> tuple[Trial, Trial]:
@@ -163,6 +165,21 @@ def _loose_rtol(lab: Lab) -> list[SpecWarning]:
         f"far more than any float format's rounding (bfloat16's unit is 0.8%), so a kernel "
         f"with wrong maths (a wrong constant, a missing term) can pass; keep rtol at or under "
         f"{LOOSE_RTOL:g} unless the algorithm itself is that inexact"))]
+
+
+def _identity_scalars(lab: Lab) -> list[SpecWarning]:
+    """One warning per float scalar that is 0, 1 or -1 in every case: a kernel that leaves out
+    the term or factor it belongs to computes the same thing there, and passes."""
+    warnings = []
+    for arg in (a for a in lab.spec.args if a.kind == "scalar" and lookup(a.dtype).is_float):
+        values = {lab.resolved[i].scalars[arg.name] for i in range(len(lab.resolved))}
+        if values and values <= {0.0, 1.0, -1.0}:
+            shown = ", ".join(f"{v:g}" for v in sorted(values))
+            warnings.append(SpecWarning(WarningKind.IDENTITY_SCALAR, (
+                f"{arg.name} is {shown} in every case: a kernel that ignores {arg.name} (drops "
+                f"the term it adds or the factor it scales by) gives the same answer and "
+                f"passes; give {arg.name} another value, such as 2.5")))
+    return warnings
 
 
 def _elements(lab: Lab, index: int) -> int:
