@@ -8,9 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import math
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,7 @@ from app.assist.kernelbench import (
 from app.assist.kernelbench_shapes import ShapeReader
 from app.expr import evaluate
 from app.expr import names as expression_names
-from app.fsutil import atomic_write_text
+from app.fsutil import NotAFile, atomic_write_text, read_regular
 from app.spec import SpecError, parse_spec_text
 
 LEVEL_FOLDER = re.compile(r"level\s*_?([0-9]+)", re.IGNORECASE)
@@ -61,22 +59,15 @@ def _doc(model: ast.ClassDef) -> str:
 
 def read_source(path: Path) -> str:
     """The problem file's text: a regular file of at most MAX_PROBLEM_BYTES, UTF-8 (a BOM is
-    fine). Opened without blocking and checked before reading, so a FIFO or a device such as
-    /dev/zero is refused instead of hanging or reading without end."""
+    fine). A FIFO or a device such as /dev/zero is refused instead of hanging or reading
+    without end (fsutil.read_regular)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        raw = read_regular(path, MAX_PROBLEM_BYTES)
+    except NotAFile as error:
+        raise Refused(f"{error}: give a KernelBench problem's .py file (at most "
+                      f"{MAX_PROBLEM_BYTES >> 10} KiB)") from None
     except OSError as error:
         raise Refused(f"cannot read {path}: {error.strerror or error}") from None
-    with os.fdopen(descriptor, "rb") as file:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise Refused(f"{path} is not a regular file: give the problem's .py file")
-        try:
-            raw = file.read(MAX_PROBLEM_BYTES + 1)
-        except OSError as error:
-            raise Refused(f"cannot read {path}: {error.strerror or error}") from None
-    if len(raw) > MAX_PROBLEM_BYTES:
-        raise Refused(f"{path.name} is larger than {MAX_PROBLEM_BYTES >> 10} KiB: not a "
-                      "KernelBench problem file")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
