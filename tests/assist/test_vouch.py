@@ -18,9 +18,13 @@ def trusted_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A copy of vector_add, trusted by its content, with the sandbox turned off."""
     monkeypatch.setenv("KERNEL_STUDIO_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("KERNEL_STUDIO_SANDBOX", "none")
+    # The kernel's folder apart from the data folder: trust covers every file of the folder,
+    # and the trust file itself would change it.
+    folder = tmp_path / "kernel"
+    folder.mkdir()
     for name in ("vector_add.cu", "vector_add.toml", "vector_add_ref.py"):
-        (tmp_path / name).write_bytes((RESOURCES / "kernels" / "vector_add" / name).read_bytes())
-    spec = load_spec(tmp_path / "vector_add.toml")
+        (folder / name).write_bytes((RESOURCES / "kernels" / "vector_add" / name).read_bytes())
+    spec = load_spec(folder / "vector_add.toml")
     trust.add(spec)
     return spec
 
