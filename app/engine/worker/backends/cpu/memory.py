@@ -51,7 +51,7 @@ class Arena:
         size = self.last - self.first
         self.capacity = max(PAGE, -(-size // PAGE) * PAGE)
         # The runtime measures a fault from the end of `reach` bytes (its message's "past the
-        # end"): the visible part, which for edge "end" ends with the arena's pages.
+        # end"): the visible part, which for edges "end" and "exact" ends with the pages.
         reach = self.capacity if self.place_at_end(arg) else size
         address = runtime.ks_arena_map(reach, index, GUARD_BYTES)
         if not address:
@@ -85,8 +85,8 @@ class Arena:
         return 0, total
 
     def _outside(self) -> np.ndarray[Any, np.dtype[np.uint8]]:
-        """The arena's bytes around the visible part (a copy for edge "end", whose slack
-        comes first; a view otherwise)."""
+        """The arena's bytes around the visible part, as a view: before it when it is placed
+        at the end of the pages (edges "end" and "exact"), else after it."""
         size = self.last - self.first
         if self.place:
             return self.view[:self.place]
