@@ -338,7 +338,10 @@ class RefineLoop:
         if verdict.status == Status.CANCELLED and self._passed_first:
             verdict = replace(verdict, message=self._why_stopped())
         if verdict.status == Status.COMPILE_ERROR:
-            attempt.feedback = diagnostics_feedback(verdict.diagnostics, _source(attempt))
+            # A source refused before any compiler saw it (too large, a NUL byte) has no
+            # diagnostics: its message is the feedback.
+            attempt.feedback = (diagnostics_feedback(verdict.diagnostics, _source(attempt))
+                                or f"compiler: error: {verdict.message}")
         elif verdict.status in REFINABLE:
             attempt.feedback = verdict_feedback(verdict)
         self._conclude(chain, attempt, verdict.status, verdict.message, ready)

@@ -142,3 +142,15 @@ def test_a_rows_sampling_does_not_depend_on_its_batch(default_folder: Path) -> N
     alone = model.generate_batch(rows[1:]).answers
     assert together[1].text == alone[0].text
     assert all(a.text.startswith(prefix) and a.new_tokens <= 6 for a in together)
+
+
+def test_a_source_refused_before_the_compiler_goes_back_as_its_message(tmp_path: Path) -> None:
+    """A NUL byte in the answer: the source is refused before any compiler runs, so there are no
+    diagnostics; the refusal itself is the next round's feedback, and the chain goes on."""
+    def writer(request: Request) -> str:
+        return ADDS + "// \x00\n" if action_of(request) == "propose" else ADDS
+    model = ScriptedModel(writer)
+    chain = _run(model, tmp_path, rounds=2)
+    assert [a.status for a in chain.attempts] == ["compile_error", "passed"]
+    fix_compile = model.calls[1][0].messages[-1]["content"]
+    assert action_of(model.calls[1][0]) == "fix_compile" and "compiler: error:" in fix_compile
