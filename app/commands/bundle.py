@@ -21,8 +21,9 @@ from app import cli_flags as flags
 from app import settings
 from app.commands.compare import stop_on_terminate
 from app.fsutil import read_regular
+from app.plaintext import printable
 from app.review import audit
-from app.review.bundle import BundleError, extract, open_bundle, printable, remove_unpacked
+from app.review.bundle import BundleError, extract, open_bundle, remove_unpacked
 from app.review.bundle_check import describe_check, verify_bundle
 from app.review.bundle_make import create_bundle
 from app.review.bundle_report import bundle_html

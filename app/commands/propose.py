@@ -25,6 +25,7 @@ from app.assist.proposing import ProposeSettings, propose_kernels
 from app.assist.refine import Chain, undecided
 from app.assist.tasks import TaskError
 from app.commands.ask import stop_on_interrupt
+from app.plaintext import printable
 from app.spec import SpecError, load_spec
 
 HELP = ("the local model proposes kernels for a spec in K chains of up to R rounds, each round "
@@ -81,8 +82,8 @@ def table(attempts: list[Attempt]) -> str:
     for a in attempts:
         rows.append(f"{a.chain:>5} {a.round:>5}  {a.status:<14} {a.new_tokens:>6} "
                     f"{a.generate_s + a.verify_s:>7.1f}  {a.folder}")
-        if a.message:
-            rows.append(f"{'':>13}{a.message.splitlines()[0]}")
+        if a.message:  # it may quote the model's text: no escape sequence reaches the terminal
+            rows.append(f"{'':>13}{printable(a.message.splitlines()[0], 300)}")
     return "\n".join(rows)
 
 

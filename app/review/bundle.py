@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from app import __version__
+from app.plaintext import printable
 from app.review import audit
 
 FORMAT = 1
@@ -53,7 +54,6 @@ MAX_CASES = 100
 MAX_SEEDS = 1000
 MAX_CASE_KEY = 64
 # Every character that can steer a terminal: C0 controls, DEL and the C1 controls.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
@@ -84,16 +84,6 @@ class Bundle:
     def note(self) -> str:
         """The maker's note."""
         return str(self.manifest.get("note", ""))
-
-
-def printable(value: object, limit: int | None = None) -> str:
-    """Text from a bundle made safe to print or record: every control character (C0, DEL, C1)
-    written as its escape (ESC as \\x1b), so no escape sequence reaches a terminal or a report;
-    cut to `limit` characters when given."""
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", str(value))
-    if limit is not None and len(text) > limit:
-        text = text[:limit] + f"... ({len(text) - limit} more characters)"
-    return text
 
 
 def sha256(data: bytes) -> str:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from app.engine.verify.results import UNDECIDED, RunResult, Verdict
-from app.review.bundle import Bundle, BundleError, printable
+from app.plaintext import printable
+from app.review.bundle import Bundle, BundleError
 from app.review.environment import environment, gpu_names
 from app.review.evaluate import RunOptions, time_specs, verify_on
 from app.review.model import BundleCheck, CompileFacts, Item, SpecCheck, Timing

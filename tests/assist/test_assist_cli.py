@@ -126,3 +126,14 @@ def test_propose_says_a_broken_spec_before_loading_the_model(tmp_path: Path) -> 
         assert done.returncode == 2 and spec.name in done.stderr, done.stderr[-1000:]
         assert "Traceback" not in done.stderr
         assert time.perf_counter() - started < 10  # the model (about 20 s) was not loaded
+
+
+def test_the_attempts_table_shows_no_escape_sequence_from_the_model() -> None:
+    """A compiler message quoting the model's `#error "\x1b[2J..."`: shown escaped."""
+    from app.assist.attempts import Attempt
+    from app.commands.propose import table
+
+    message = 'error: #error directive: "\x1b[2J\x1b[31mPWNED\x1b]0;title\x07"'
+    text = table([Attempt("add_f32", "arm", 1, 1, 0, "/tmp/x", "compile_error", message)])
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b[2J\\x1b[31mPWNED" in text
