@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.assist.budget import TokenCounter
+from app.assist.compiler_tests import compiler_dependent
 from app.assist.skills import words
 from app.assist.tasks import HeldOut
 from app.fsutil import atomic_write_text
@@ -123,6 +124,8 @@ def record_verified(spec_path: Path, description: str, heldout: HeldOut,
     if heldout.holds(spec_path) or heldout.leaks(f"{spec.entry} {description}"):
         return None
     source = spec.source_path
+    if compiler_dependent(source.read_text(encoding="utf-8", errors="replace")):
+        return None  # code no verification compiled rides along: never an example
     digest = _sha256(source)
     target = (folder or verified_dir()) / f"{spec.entry}-{digest[:12]}"
     if not target.exists():

@@ -167,3 +167,34 @@ def test_allow_disallow_and_sources_keep_a_list_in_the_data_folder(
     assert main(["teach", "data", "--out", str(tmp_path / "out")]) == 2
     assert str(sources_path()) in capsys.readouterr().err
     assert list(proposal_candidates(tmp_path / "no-proposals")) == []
+
+
+# Host code hidden from both verification paths (NVRTC and the CPU emulation define
+# __CUDA_ARCH__): the kernel passes, and what rides along was never compiled.
+HIDDEN_HOST_CODE = """    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+#ifndef __CUDA_ARCH__
+}
+#include <cstdlib>
+__attribute__((constructor)) static void run_me() { system("echo hello");
+#endif
+}
+"""
+
+
+def test_a_kernel_that_tests_its_compiler_is_never_kept_or_taught(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = _copy_template("vector_add", tmp_path / "attempt")
+    source = spec.with_suffix(".cu")
+    head = source.read_text("utf-8").split("{", 1)[0]
+    source.write_text(head + "{\n" + HIDDEN_HOST_CODE, "utf-8")
+    assert record_verified(spec, "c[i] = a[i] + b[i] over n floats",
+                           load_suite().heldout()) is None
+    mine = tmp_path / "mine"
+    shutil.copytree(spec.parent, mine / "vector_add")
+    assert main(["teach", "allow", str(mine)]) == 0
+    capsys.readouterr()
+    assert main(_data(tmp_path / "out")) == 3  # nothing written
+    summary = _summary(capsys)
+    assert summary["dropped_compiler_dependent"] == 1
+    assert "tests which compiler reads it (#ifndef __CUDA_ARCH__)" in summary["dropped"][0]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from app.assist.compact import canonical_kernel
+from app.assist.compiler_tests import compiler_dependent
 from app.assist.examples import TEMPLATES_DIR
 from app.assist.teach.candidate import Candidate
 from app.assist.teach.guard import Guard
@@ -71,6 +72,7 @@ class Summary:
     failed_verify: int = 0
     weak_spec: int = 0
     not_canonical: int = 0
+    compiler_dependent: int = 0
     refused_heldout: int = 0
     refusals: list[str] = field(default_factory=list)
     cancelled: bool = False
@@ -92,6 +94,7 @@ class Summary:
                 "dropped_failed_verification": self.failed_verify,
                 "dropped_weak_spec": self.weak_spec,
                 "dropped_not_canonical": self.not_canonical,
+                "dropped_compiler_dependent": self.compiler_dependent,
                 "refused_heldout": self.refused_heldout,
                 "refusals": self.refusals, "cancelled": self.cancelled,
                 "seconds": round(self.seconds, 1),
@@ -201,6 +204,11 @@ class Builder:
         why = self.refuse(candidate)
         if why:
             return why, candidate
+        test = compiler_dependent(candidate.kernel)
+        if test:
+            self.summary.compiler_dependent += 1
+            return (f"it tests which compiler reads it ({test}): code no verification "
+                    "compiles"), candidate
         canonical = _canonical(candidate, _spec_path(candidate, work), work)
         if canonical is None:
             self.summary.not_canonical += 1
