@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gui_support import WordTokens
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QApplication
@@ -65,25 +66,13 @@ def models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root.parent
 
 
-class RecordingSession:
+class RecordingSession(WordTokens):
     """A stand-in model that says which adapter it was made with and whether it was unloaded."""
 
     def __init__(self, progress: Callable[[str, float], None], adapter: str) -> None:
         """Made by the worker's factory on the model's thread."""
         progress("ready", 1.0)
         self.adapter, self.unloaded = adapter, False
-
-    def count_tokens(self, text: str) -> int:
-        """Words, as a rough tokenizer."""
-        return len(text.split())
-
-    def count_messages(self, messages: list[dict[str, str]]) -> int:
-        """Tokens of the whole prompt."""
-        return sum(self.count_tokens(m["content"]) for m in messages)
-
-    def context_window(self) -> int:
-        """A generous context."""
-        return 100_000
 
     def generate(self, messages: list[Any], max_new_tokens: int,
                  on_token: Callable[[str], None], stop: threading.Event) -> Answer:

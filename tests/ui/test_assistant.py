@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gui_support import WordTokens
 
 from app.assist.answer import Answer
 from app.assist.convert import default_model_folder
 from ui.main_window import MainWindow
 
 
-class SlowSession:
+class SlowSession(WordTokens):
     """A stand-in model: streams numbered tokens every 20 ms from its own thread, honours
     the stop event, and records what it was asked and on which thread."""
 
@@ -26,22 +27,6 @@ class SlowSession:
         progress("ready", 1.0)
         self.messages: list[Any] = []
         self.thread: threading.Thread | None = None
-
-    def count_tokens(self, text: str) -> int:
-        """Words, as a rough tokenizer."""
-        return len(text.split())
-
-    def render(self, messages: list[dict[str, str]]) -> str:
-        """The prompt as one text."""
-        return "\n".join(m["content"] for m in messages)
-
-    def count_messages(self, messages: list[dict[str, str]]) -> int:
-        """Tokens of the whole prompt."""
-        return self.count_tokens(self.render(messages))
-
-    def context_window(self) -> int:
-        """A generous context."""
-        return 100_000
 
     def generate(self, messages: list[Any], max_new_tokens: int,
                  on_token: Callable[[str], None], stop: threading.Event) -> Answer:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_support import selftest_kernel
+from gui_support import WordTokens, selftest_kernel
 
 from app import offline
 from app.assist.answer import Answer
@@ -49,7 +49,7 @@ def test_a_build_shows_its_stages(qtbot: Any, window: MainWindow, kernel_copy: P
     assert stages.label.text().startswith("Took ")
 
 
-class LoadingSession:
+class LoadingSession(WordTokens):
     """A stand-in model that reports what the real one does: loading (first use), reading the
     prompt in chunks of tokens, then the answer token by token."""
 
@@ -57,18 +57,6 @@ class LoadingSession:
         """Not loaded yet."""
         self.progress = progress
         self.loaded = False
-
-    def count_tokens(self, text: str) -> int:
-        """Words, as a rough tokenizer."""
-        return len(text.split())
-
-    def count_messages(self, messages: list[dict[str, str]]) -> int:
-        """Tokens of the whole prompt."""
-        return sum(self.count_tokens(m["content"]) for m in messages)
-
-    def context_window(self) -> int:
-        """Plenty."""
-        return 100_000
 
     def generate(self, messages: list[dict[str, str]], max_new_tokens: int,
                  on_token: Callable[[str], None], stop: threading.Event) -> Answer:

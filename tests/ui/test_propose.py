@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gui_support import WordTokens
 from PySide6.QtCore import Qt
 
 from app.assist.answer import Answer
@@ -41,7 +42,7 @@ all n elements; the loop condition `i < n` is the bounds check.
 """
 
 
-class ScriptedSession:
+class ScriptedSession(WordTokens):
     """A stand-in model: counts words as tokens, streams `text` in pieces from the model's
     thread, and records the prompt it was given."""
 
@@ -49,18 +50,6 @@ class ScriptedSession:
         """Answer with `text`; `window` tokens of context."""
         self.text, self.window = text, window
         self.messages: list[dict[str, str]] = []
-
-    def count_tokens(self, text: str) -> int:
-        """Words, as a rough tokenizer."""
-        return len(text.split())
-
-    def count_messages(self, messages: list[dict[str, str]]) -> int:
-        """Tokens of the whole prompt."""
-        return sum(self.count_tokens(m["content"]) for m in messages)
-
-    def context_window(self) -> int:
-        """The context this stand-in pretends to have."""
-        return self.window
 
     def generate(self, messages: list[dict[str, str]], max_new_tokens: int,
                  on_token: Callable[[str], None], stop: threading.Event) -> Answer:
