@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from app.engine.verify.results import Verdict
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
 from app.paths import RESOURCES
@@ -47,27 +48,28 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
             yield shared
 
 
-def vector_add_with(folder: Path, body: str) -> Path:
-    """The vector_add template with another kernel body; its spec."""
+def verdict_with(folder: Path, body: str, engine: Engine, per_block: int = 256) -> Verdict:
+    """The vector_add template with another kernel body, verified on the CPU backend; the grid
+    gives each block of 256 threads `per_block` elements (4 each for a kernel of vectors)."""
     shutil.copytree(RESOURCES / "kernels" / "vector_add", folder)
     (folder / "vector_add.cu").write_text(f"{HEAD}\n{body}\n", "utf-8")
-    return folder / "vector_add.toml"
+    spec = folder / "vector_add.toml"
+    text = spec.read_text("utf-8")
+    spec.write_text(text.replace('grid = ["cdiv(n, 256)"]', f'grid = ["cdiv(n, {per_block})"]'),
+                    "utf-8")
+    return verify_file(spec, VerifyOptions(backend="cpu"), engine)
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_an_access_that_leaves_the_guard_as_it_was_fails(name: str, tmp_path: Path,
                                                          engine: Engine) -> None:
-    spec = vector_add_with(tmp_path / name, KERNELS[name])
-    verdict = verify_file(spec, VerifyOptions(backend="cpu"), engine)
+    verdict = verdict_with(tmp_path / name, KERNELS[name], engine)
     assert verdict.status == "guard_zone", verdict.message
     assert SIDES[name] in verdict.message
 
 
 def test_a_correct_vector_kernel_passes_the_edge_runs(tmp_path: Path, engine: Engine) -> None:
-    spec = vector_add_with(tmp_path / "vectors", VECTORS)
-    text = spec.read_text("utf-8").replace('grid = ["cdiv(n, 256)"]', 'grid = ["cdiv(n, 1024)"]')
-    spec.write_text(text, "utf-8")
-    verdict = verify_file(spec, VerifyOptions(backend="cpu"), engine)
+    verdict = verdict_with(tmp_path / "vectors", VECTORS, engine, per_block=1024)
     assert verdict.status == "passed", verdict.message
 
 
@@ -83,8 +85,7 @@ POISON_SEEKERS = {
 @pytest.mark.parametrize("name", sorted(POISON_SEEKERS))
 def test_a_kernel_that_computes_only_over_the_poison_fails(name: str, tmp_path: Path,
                                                            engine: Engine) -> None:
-    spec = vector_add_with(tmp_path / name, POISON_SEEKERS[name])
-    verdict = verify_file(spec, VerifyOptions(backend="cpu"), engine)
+    verdict = verdict_with(tmp_path / name, POISON_SEEKERS[name], engine)
     assert verdict.status == "mismatch", verdict.message
     failed = [r for r in verdict.runs if not r.passed]
     assert failed and all(r.seed % 2 == 1 for r in failed)  # the runs filled with values
@@ -101,11 +102,9 @@ EMULATION_ONLY = ("{ int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
 
 
 def test_a_race_the_usual_thread_order_hides_fails(tmp_path: Path, engine: Engine) -> None:
-    spec = vector_add_with(tmp_path / "race", RACE)
-    verdict = verify_file(spec, VerifyOptions(backend="cpu"), engine)
+    verdict = verdict_with(tmp_path / "race", RACE, engine)
     assert verdict.status != "passed" and "descending order" in verdict.message
 
 
 def test_the_emulation_does_not_announce_itself(tmp_path: Path, engine: Engine) -> None:
-    spec = vector_add_with(tmp_path / "emulation_only", EMULATION_ONLY)
-    assert verify_file(spec, VerifyOptions(backend="cpu"), engine).status == "mismatch"
+    assert verdict_with(tmp_path / "emulation_only", EMULATION_ONLY, engine).status == "mismatch"
