@@ -15,6 +15,7 @@ from app import settings
 from app.cases import check_case
 from app.commands.bench import parse_sweep
 from app.commands.verify import add_compiler_argument
+from app.engine.bench.runner import BenchOptions, cases_for
 from app.review.compare import compare_variants
 from app.review.evaluate import RunOptions
 from app.review.model import CompareReport
@@ -100,11 +101,10 @@ def _sweep_problem(variants: list[Variant],
     have), found before anything runs; None when it is fine or absent."""
     if sweep is None:
         return None
-    name, values = sweep
+    name = sweep[0]
     for variant in variants:
-        for value in values:
-            case = {**variant.spec.bench_case, name: value}
-            problem = check_case(variant.spec, case, f"--sweep {name}={value}")
+        for case in cases_for(variant.spec, BenchOptions(sweep=sweep)):  # what timing runs
+            problem = check_case(variant.spec, case, f"--sweep {name}={case[name]}")
             if problem:
                 return f"{variant.name}: {problem}"
     return None
