@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app import __version__
+from app.plaintext import printable
 from app.review.diff import DiffRow
 
 CSS = """
@@ -43,8 +44,6 @@ svg text { font: 12px system-ui, sans-serif; }
   table, svg { break-inside: avoid; } .badge, td.ok, td.bad, td.warn {
   -webkit-print-color-adjust: exact; print-color-adjust: exact; } }
 """
-# C0 controls but tab and newline, DEL and C1 controls.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _FETCHY = re.compile(r"://|src\s*=|srcset|url\s*\(|@import", re.IGNORECASE)
 OK_WORDS = frozenset({"passed", "timed", "ok", "same", "accepted", "intact"})
 WARN_WORDS = frozenset({"unverified", "not_timed", "not run", "cancelled", "not claimed"})
@@ -56,8 +55,7 @@ def esc(value: object) -> str:
     they read the same, and a plain search of the file finds no address in it at all. Control
     characters other than tab and newline (text from a bundle may hold escape sequences) are
     shown as their escapes (ESC as \\x1b)."""
-    shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", str(value))
-    text = html.escape(shown, quote=True)
+    text = html.escape(printable(value, lines=True), quote=True)
     return _FETCHY.sub(lambda m: "".join(f"&#{ord(c)};" for c in m.group(0)), text)
 
 
