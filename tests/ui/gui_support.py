@@ -11,25 +11,6 @@ from selftest_spec import write_selftest_spec
 from ui.editor.prompter import Prompter
 
 
-class WordTokens:
-    """What the prompt builder asks of a stand-in model: words as tokens, the whole prompt's
-    words, and a context of `window` tokens (generous unless a test sets it)."""
-
-    window = 100_000
-
-    def count_tokens(self, text: str) -> int:
-        """Words, as a rough tokenizer."""
-        return len(text.split())
-
-    def count_messages(self, messages: list[dict[str, str]]) -> int:
-        """Tokens of the whole prompt."""
-        return sum(self.count_tokens(m["content"]) for m in messages)
-
-    def context_window(self) -> int:
-        """The context this stand-in pretends to have."""
-        return self.window
-
-
 class ScriptedPrompter(Prompter):
     """Answers the window's questions from attributes and records what was asked."""
 

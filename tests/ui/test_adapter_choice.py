@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_support import WordTokens
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QApplication
+from stand_in import WordTokens
 
 from app.assist.answer import Answer
 from app.assist.convert import DEFAULT_MODEL_NAME, default_model_folder

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_support import WordTokens, selftest_kernel
+from gui_support import selftest_kernel
+from stand_in import WordTokens
 
 from app import offline
 from app.assist.answer import Answer

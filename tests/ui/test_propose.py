@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gui_support import WordTokens
 from PySide6.QtCore import Qt
+from stand_in import WordTokens
 
 from app.assist.answer import Answer
 from app.assist.convert import default_model_folder
