@@ -5,6 +5,9 @@ commented for learners, and a user's own notes matter as much. `update_spec_text
 the original text with tomlkit (a style-preserving TOML parser): only values that differ from
 what the file already says are rewritten, each keeping its trailing comment; everything else
 (comments, blank lines, number formatting such as 1_000_003, omitted defaults) stays as it was.
+
+A save edits only what the spec model owns (OWNED): a table or key it does not know, such as a
+task's `[task]` table or a note a user keeps in the file, is left exactly where it was.
 """
 
 from __future__ import annotations
@@ -24,6 +27,16 @@ from app.spec import Spec, SpecError, parse_spec_text
 from app.spec_toml import spec_to_toml
 
 SECTIONS = ("kernel", "launch", "reference", "verify", "bench")
+# The keys each table of the spec model holds (app.spec reads these): a save may rewrite, add or
+# drop only these; every other key or table in the file is kept as the file has it.
+OWNED: dict[str, frozenset[str]] = {
+    "kernel": frozenset({"source", "entry", "options", "compiler"}),
+    "launch": frozenset({"grid", "block", "shared_bytes"}),
+    "reference": frozenset({"python"}),
+    "verify": frozenset({"cases", "seeds", "rtol", "atol"}),
+    "bench": frozenset({"case", "bytes", "flops"}),
+    "arg": frozenset({"name", "kind", "dtype", "shape", "init", "value"}),
+}
 
 
 def _canonical(text: str, spec: Spec) -> dict[str, Any] | None:
@@ -42,14 +55,16 @@ def _plain(value: Any) -> Any:
     return value.unwrap() if hasattr(value, "unwrap") else value
 
 
-def _sync_table(table: Table, before: Mapping[str, Any] | None, after: Table) -> None:
+def _sync_table(table: Table, before: Mapping[str, Any] | None, after: Table,
+                owned: frozenset[str]) -> None:
     """Rewrite the keys of `table` whose meaning changed from `before` to `after`; add new keys
-    and drop keys the spec no longer has. tomlkit keeps a replaced value's trailing comment."""
+    and drop `owned` keys the spec no longer has (a key the spec model does not own stays).
+    tomlkit keeps a replaced value's trailing comment."""
     for key, item in after.items():
         known = before is not None and key in before
         if not known or _plain(before[key]) != _plain(item):  # type: ignore[index]
             table[key] = item
-    for key in [k for k in table if k not in after]:
+    for key in [k for k in table if k in owned and k not in after]:
         del table[key]
 
 
@@ -73,7 +88,8 @@ def _sync_args(doc: TOMLDocument, before: list[dict[str, Any]] | None, after: Ao
     baseline = before if before is not None and len(before) == len(old_tables) else None
     if old_names == new_names:
         for index, table in enumerate(old_tables):
-            _sync_table(table, baseline[index] if baseline else None, after[index])
+            _sync_table(table, baseline[index] if baseline else None, after[index],
+                        OWNED["arg"])
         return
     by_name = {name: (table, baseline[i] if baseline else None)
                for i, (name, table) in enumerate(zip(old_names, old_tables, strict=True))}
@@ -83,7 +99,7 @@ def _sync_args(doc: TOMLDocument, before: list[dict[str, Any]] | None, after: Ao
         if old is None:
             ordered.append(_ends_with_blank_line(new_table))
         else:
-            _sync_table(old, old_data, new_table)
+            _sync_table(old, old_data, new_table, OWNED["arg"])
             ordered.append(_ends_with_blank_line(old))
     while len(current):
         del current[0]
@@ -101,7 +117,7 @@ def _sync_section(doc: TOMLDocument, name: str, before: Mapping[str, Any] | None
     elif not isinstance(current, Table):
         doc[name] = after
     else:
-        _sync_table(current, before, after)
+        _sync_table(current, before, after, OWNED[name])
 
 
 def update_spec_text(original_text: str, spec: Spec) -> str:
@@ -126,8 +142,7 @@ def update_spec_text(original_text: str, spec: Spec) -> str:
                       target.get(name))
     args = before.get("arg")
     _sync_args(doc, args if isinstance(args, list) else None, target["arg"])
-    for key in [k for k in doc if k not in target]:
-        del doc[key]  # keys that version 1 of the spec does not have
+    # Tables the spec model does not own ([task], a user's own notes) are kept as they are.
     return tomlkit.dumps(doc)
 
 

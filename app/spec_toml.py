@@ -91,5 +91,11 @@ def spec_to_toml(spec: Spec) -> str:
 
 
 def save_spec(spec: Spec, path: Path) -> None:
-    """Write the spec atomically (the old file survives any failure)."""
+    """Write the spec atomically (the old file survives any failure). Over an existing file it
+    saves as app.spec_edit does, keeping what the spec model does not own ([task], comments)."""
+    if path.exists():
+        from app.spec_edit import save_spec_keeping_layout  # spec_edit builds on this module
+
+        save_spec_keeping_layout(spec, path)
+        return
     atomic_write_text(path, spec_to_toml(spec))
