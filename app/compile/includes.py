@@ -11,6 +11,7 @@ are returned so that the cache key covers their contents.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 import re
@@ -20,15 +21,20 @@ from pathlib import Path
 
 from app import system
 from app.compile.model import OptionError
-from app.compile.pptext import logical_text, readings
+from app.compile.pptext import HeaderNames, logical_text, readings
 
-_WS = r"[ \t\f\v]*"
+# Possessive spaces, and the operand taken to the line's end and stripped in Python: a lazy
+# operand between two runs of optional spaces retried every split of a long run of spaces.
+_WS = r"[ \t\f\v]*+"
+_SPACES = " \t\f\v"
 # Directives that read a file: (line, kind, operand). `embed` reads data, never a header.
 _DIRECTIVE = re.compile(r"^" + _WS + r"(?:#|%:)" + _WS +
                         r"(include_next|include|import|embed|pragma[ \t\f\v]+GCC[ \t\f\v]+"
-                        r"dependency)\b" + _WS + r"(.*?)" + _WS + r"$", re.MULTILINE)
+                        r"dependency)\b" + _WS + r"(.*)$", re.MULTILINE)
+# The operand of a probe is read by pptext.HeaderNames (a regex for it scanned to the line's end
+# once per probe when no `>` closed it).
 _PROBE = re.compile(r"(?<![\w$])(__has_include_next|__has_include|__has_embed)\b" + _WS +
-                    r"(\()?" + _WS + r"(\"[^\"\n]*\"|<[^>\n]*>)?")
+                    r"(\()?" + _WS)
 _PRAGMA_DEPENDENCY = re.compile(r"_Pragma\s*\(\s*(?:L|u8|u|U)?\"[^\"\n]*\bdependency\b")
 _OPERAND = re.compile(r'^(?:"([^"\n]*)"|<([^>\n]*)>)$')
 _FIRST_OPERAND = re.compile(r'^("[^"\n]*"|<[^>\n]*>)')
@@ -76,19 +82,25 @@ def uses(text: str) -> list[Use]:
 
 def _uses_in(clean: str) -> set[Use]:
     """The uses in one logical text."""
+    starts = [0] + [m.end() for m in re.finditer("\n", clean)]
+
     def line_of(offset: int) -> int:
-        return clean.count("\n", 0, offset) + 1
+        # by bisection: counting line breaks from the start for every use was quadratic
+        return bisect.bisect_right(starts, offset)
     found = set()
     for match in _DIRECTIVE.finditer(clean):
         kind = match.group(1).split()[-1]
-        operand = match.group(2)
+        operand = match.group(2).rstrip(_SPACES)
         if kind == "dependency":  # a message may follow the file's name
             first = _FIRST_OPERAND.match(operand)
             operand = first.group(1) if first else operand
         found.add(Use(line_of(match.start()), kind, operand))
+    names = HeaderNames(clean)
     for match in _PROBE.finditer(clean):
         if match.group(2):  # `defined(__has_include)` asks about the operator itself
-            found.add(Use(line_of(match.start()), match.group(1), match.group(3) or ""))
+            end = names.end(match.end())
+            operand = clean[match.end():end] if end is not None else ""
+            found.add(Use(line_of(match.start()), match.group(1), operand))
     for match in _PRAGMA_DEPENDENCY.finditer(clean):
         found.add(Use(line_of(match.start()), "_Pragma", "GCC dependency"))
     return found

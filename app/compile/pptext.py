@@ -21,13 +21,16 @@ _TRIGRAPHS = {"=": "#", "/": "\\", "'": "^", "(": "[", ")": "]", "!": "|", "<": 
               "-": "~"}
 _STRICT_SPLICE = re.compile(r"\\\n")
 _LOOSE_SPLICE = re.compile(r"\\[ \t\f\v]*\n")
-# Spaces and comments, as they may stand between the tokens of a directive.
-_GAP = r"(?:[ \t\f\v]+|/\*.*?\*/)*"
+# Spaces and comments, as they may stand between the tokens of a directive. Possessive: no
+# token that follows starts with a space or `/`, so giving back is never needed, and a nested
+# `+` inside a backtracking `*` tried every split of a run of spaces (2**n steps for n spaces).
+_GAP = r"(?:[ \t\f\v]++|/\*.*?\*/)*+"
 _INCLUDE_NAME = re.compile(_GAP + r"(include_next|include|import|embed)\b" + _GAP + r"[<\"]",
                            re.DOTALL)
 _PROBE_OPEN = re.compile(_GAP + r"\(" + _GAP + r"[<\"]", re.DOTALL)
-# A header name is one token: no escapes in "...", no comments in either form.
-_HEADER_NAME = re.compile(r"<[^>\n]*>|\"[^\"\n]*\"")
+# A header name is one token: no escapes in "...", no comments in either form. Matched by
+# `_Closings` rather than a regex: `<[^>\n]*>` scans to the line's end when no `>` follows, and
+# one probe after another on a long line made that quadratic.
 _PROBE = re.compile(r"(?<![\w$])__has_(?:include_next|include|embed)\b")
 # Tokens that need nothing: everything up to a line break, a literal, a `#`, a comment or a
 # probe (spaces included, except at the start of a line, where they keep it a line start).
@@ -77,6 +80,37 @@ def logical_text(text: str, reading: Reading) -> str:
     return _Lexer(out.text()).run()
 
 
+class HeaderNames:
+    """Finds header names (`<...>` or `"..."`, ending on their line) in one text in linear
+    time overall: the next closing character and line break are remembered, so scanning
+    forward from many openings reads the text once (as the lexer and the scanner do)."""
+
+    def __init__(self, text: str) -> None:
+        """Nothing found yet."""
+        self.text = text
+        self.known: dict[str, tuple[int, int]] = {}  # char: (searched from, found at or -1)
+
+    def _next(self, char: str, at: int) -> int:
+        """The first `char` at or after `at`, or -1."""
+        known = self.known.get(char)
+        if known is not None and known[0] <= at and (known[1] < 0 or known[1] >= at):
+            return known[1]
+        found = self.text.find(char, at)
+        self.known[char] = (at, found)
+        return found
+
+    def end(self, at: int) -> int | None:
+        """Where the header name that opens at `at` ends (just past its `>` or `"`), or None
+        when `at` opens none (another character, or no closing before the line ends)."""
+        if at >= len(self.text) or self.text[at] not in '<"':
+            return None
+        close = self._next(">" if self.text[at] == "<" else '"', at + 1)
+        line = self._next("\n", at + 1)
+        if close < 0 or 0 <= line < close:
+            return None
+        return close + 1
+
+
 class _Lines:
     """Text put together piece by piece, with removed line breaks deferred to the next one."""
 
@@ -113,6 +147,7 @@ class _Lexer:
         self.line_start = True  # only spaces and comments since the last line break
         self.number_end = -1  # where the number that the output ends with ends
         self.closings: dict[str, list[int]] = {}
+        self.header_names = HeaderNames(text)
         if 'R"' in text:
             for match in _RAW_CLOSE.finditer(text):
                 self.closings.setdefault(match.group(1), []).append(match.start())
@@ -206,21 +241,23 @@ class _Lexer:
             self._emit_verbatim(at + width)
             return
         named = _INCLUDE_NAME.match(self.text, at + width)
-        header = named and _HEADER_NAME.match(self.text, named.end() - 1)
-        if not named or not header:
+        end = self.header_names.end(named.end() - 1) if named else None
+        if not named or end is None:
             self._emit("#", at + width)
             return
-        self.out.defer(self.text.count("\n", at, header.start()))
-        self._emit(f"#{named.group(1)} {header.group(0)}", header.end())
+        start = named.end() - 1
+        self.out.defer(self.text.count("\n", at, start))
+        self._emit(f"#{named.group(1)} {self.text[start:end]}", end)
 
     def _probe(self, at: int) -> None:
         """__has_include and its kin: a header name operand is kept whole."""
         name = _PROBE.match(self.text, at)
         assert name is not None
         opening = _PROBE_OPEN.match(self.text, name.end())
-        header = opening and _HEADER_NAME.match(self.text, opening.end() - 1)
-        if not opening or not header:
+        end = self.header_names.end(opening.end() - 1) if opening else None
+        if not opening or end is None:
             self._emit_verbatim(name.end())
             return
-        self.out.defer(self.text.count("\n", at, header.start()))
-        self._emit(f"{name.group(0)}({header.group(0)}", header.end())
+        start = opening.end() - 1
+        self.out.defer(self.text.count("\n", at, start))
+        self._emit(f"{name.group(0)}({self.text[start:end]}", end)
