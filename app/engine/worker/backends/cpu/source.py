@@ -38,12 +38,18 @@ UNSUPPORTED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _LINEMARKER = re.compile(r'^#\s*(\d+)\s+"((?:[^"\\]|\\.)*)"(.*)$')
-_EXTERN_SHARED = re.compile(r"\bextern\b(?P<body>[^;{}]*?\b__shared__\b[^;{}]*?);")
+# Declarations are found by a forward scan (rewrite): a regex from every `extern` to its `;`
+# read the rest of the text once per `extern` when no `;` followed (a `#if 0` block of them).
+_EXTERN = re.compile(r"\bextern\b")
+_SHARED = re.compile(r"\b__shared__\b")
+_STATEMENT_END = re.compile(r"[;{}]")
 _DECORATION = re.compile(r"\b__shared__\b|\b__align__\s*\(\s*\w+\s*\)|\balignas\s*\([^()]*\)|"
                          r"\b__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)")
-_ARRAY_DECLARATOR = re.compile(r"^\s*(?P<type>\S.*?)\s*\b(?P<name>[A-Za-z_]\w*)\s*\[\s*\]\s*$",
-                               re.S)
-_NAMESPACE_OPENER = re.compile(r'(?:\bnamespace(?:\s+[\w:]+)?|\bextern\s*"\s*")\s*$')
+# Words (qualified names whole) and single marks: what comes before a `{` says whose it is.
+_SCOPE_TOKEN = re.compile(r"[\w:]+|[^\s\w:]")
+_WORD = re.compile(r"[\w:]+")
+# How much of a declaration a message repeats.
+_SHOWN = 80
 
 
 class SourceError(ValueError):
@@ -96,25 +102,62 @@ def _literal_end(text: str, start: int) -> int:
     return min(i + 1, len(text))
 
 
-def _function_scope(masked: str, position: int) -> bool:
-    """Whether `position` lies inside a function (or class) body rather than at namespace
-    scope: some enclosing brace is not the brace of a namespace or an extern "C" block."""
+def _function_scopes(masked: str, positions: list[int]) -> list[bool]:
+    """For each of `positions` (ascending), whether it lies inside a function (or class) body
+    rather than at namespace scope: some enclosing brace is not the brace of a namespace or of
+    an extern "C" block (whose "C" the mask blanked). One pass over the text for all of them."""
+    scopes: list[bool] = []
     stack: list[bool] = []
-    for match in re.finditer(r"[{}]", masked[:position]):
-        if match.group() == "{":
-            stack.append(_NAMESPACE_OPENER.search(masked[:match.start()].rstrip()) is None)
-        elif stack:
-            stack.pop()
-    return any(stack)
+    functions = 0  # entries of `stack` that are True
+    before = ("", "")  # the two tokens before the current one
+    index = 0
+    for token in _SCOPE_TOKEN.finditer(masked):
+        while index < len(positions) and positions[index] <= token.start():
+            scopes.append(functions > 0)
+            index += 1
+        if index == len(positions):
+            break
+        mark = token.group()
+        if mark == "{":
+            opener = before[1] in ("namespace", "extern") or (
+                before[0] == "namespace" and _WORD.fullmatch(before[1]) is not None)
+            stack.append(not opener)
+            functions += not opener
+        elif mark == "}" and stack:
+            functions -= stack.pop()
+        before = (before[1], mark)
+    return scopes + [functions > 0] * (len(positions) - len(scopes))
+
+
+def _array_declarator(body: str) -> tuple[str, str] | None:
+    """(type, name) of `T name[]` (decorations already removed), or None. Read from the end by
+    hand: a regex with a lazy type before optional spaces was quadratic in a long body."""
+    text = body.strip()
+    if not text.endswith("]"):
+        return None
+    text = text[:-1].rstrip()
+    if not text.endswith("["):
+        return None
+    text = text[:-1].rstrip()
+    start = len(text)
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    name, kind = text[start:], text[:start].strip()
+    if not name or not (name[0].isascii() and (name[0].isalpha() or name[0] == "_")) or \
+            not kind:
+        return None
+    return " ".join(kind.split()), name
 
 
 def _dynamic_shared_replacement(body: str, function_scope: bool) -> str:
     """The C++ that stands for one `extern __shared__ T name[];` declaration."""
-    declarator = _ARRAY_DECLARATOR.match(_DECORATION.sub(" ", body))
+    declarator = _array_declarator(_DECORATION.sub(" ", body))
     if declarator is None:
+        shown = " ".join(body[:4 * _SHOWN].split())
+        shown = shown if len(shown) <= _SHOWN else shown[:_SHOWN - 3] + "..."
         raise SourceError("not supported by the CPU backend: this form of extern __shared__ "
-                          f"declaration ({' '.join(body.split())})")
-    kind, name = " ".join(declarator.group("type").split()), declarator.group("name")
+                          f"declaration ({shown}); write it as extern __shared__ T name[];")
+    kind, name = declarator
     if function_scope:
         return (f"{kind}* const {name} = reinterpret_cast<{kind}*>"
                 f"(ks_self()->block->dynamic_shared);")
@@ -126,16 +169,47 @@ def rewrite(text: str) -> str:
     become views of the block's dynamic shared memory, and `__noinline__` becomes the GNU
     attribute (as a macro it would break the standard library's own use of the word)."""
     masked = mask(text)
+    declarations = _extern_shared(masked)
+    scopes = _function_scopes(masked, [start for start, _ in declarations])
     edits: list[tuple[int, int, str]] = []
-    for match in _EXTERN_SHARED.finditer(masked):
-        body = text[match.start("body"):match.end("body")]
-        scope = _function_scope(masked, match.start())
-        edits.append((match.start(), match.end(), _dynamic_shared_replacement(body, scope)))
+    for (start, end), scope in zip(declarations, scopes, strict=True):
+        body = text[start + len("extern"):end - 1]
+        # the line breaks of a declaration over several lines stay, so later lines keep
+        # their numbers
+        replacement = _dynamic_shared_replacement(body, scope) + "\n" * body.count("\n")
+        edits.append((start, end, replacement))
     for match in re.finditer(r"\b__noinline__\b", masked):
         edits.append((match.start(), match.end(), "__attribute__((noinline))"))
-    for start, end, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
-    return text
+    return _applied(text, edits)
+
+
+def _extern_shared(masked: str) -> list[tuple[int, int]]:
+    """(start, end) of every `extern ... __shared__ ... ;` in the masked text: from an `extern`
+    to the first `;` with no brace between. Each stretch between `;`, `{` and `}` is read once."""
+    found: list[tuple[int, int]] = []
+    done = 0
+    for extern in _EXTERN.finditer(masked):
+        if extern.start() < done:
+            continue  # a later `extern` of a statement already read
+        close = _STATEMENT_END.search(masked, extern.end())
+        done = close.end() if close else len(masked)
+        if close and close.group() == ";" and _SHARED.search(masked, extern.end(),
+                                                               close.start()):
+            found.append((extern.start(), close.end()))
+    return found
+
+
+def _applied(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """`text` with each (start, end, replacement) made, joined once (slicing the whole text
+    per edit was quadratic); an edit inside an earlier one is dropped."""
+    pieces: list[str] = []
+    at = 0
+    for start, end, replacement in sorted(edits):
+        if start < at:
+            continue
+        pieces += [text[at:start], replacement]
+        at = end
+    return "".join(pieces) + text[at:]
 
 
 def user_lines(preprocessed: str, own_files: tuple[str, ...],
@@ -191,6 +265,8 @@ def launch_bounds(text: str, entry: str) -> int | None:
     literal number (a GPU refuses a launch with a larger block)."""
     masked = mask(text)
     plain = re.escape(entry.split("<")[0].split("::")[-1])
-    pattern = re.compile(r"__launch_bounds__\s*\(\s*(\d+)[^)]*\)[^;{}()]*?\b" + plain + r"\s*\(")
+    # `[^()]*`, not `[^)]*`: with no `)`, each `__launch_bounds__(` read to the text's end
+    pattern = re.compile(r"__launch_bounds__\s*\(\s*(\d+)[^()]*\)[^;{}()]*?\b" + plain +
+                         r"\s*\(")
     match = pattern.search(masked)
     return int(match.group(1)) if match else None
