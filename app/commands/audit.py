@@ -1,15 +1,22 @@
-"""`kernel-studio audit`: the audit trail. `verify [LOG] [--key PUB]` checks the chain, the head
-and the signatures and names the first bad entry (exit 1); `keygen` makes the Ed25519 key that
-signs entries; `export FILE` copies the checked log for an archive; `show` lists entries."""
+"""`kernel-studio audit`: the audit trail. `verify [LOG] [--key PUB]...` checks the chain, the
+head and the signatures and names the first bad entry (exit 1), an entry signed by a key not
+checked against included; `keygen` makes the Ed25519 key that signs entries; `export FILE`
+copies the checked log for an archive; `show` lists entries and what each signature is worth."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from app.plaintext import printable
 from app.review import audit
+from app.review.audit_keys import entry_signature, key_ring, shown_id
 
 HELP = "the audit trail: verify the log's chain and signatures, make a signing key, export, show"
 
@@ -20,8 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check = sub.add_parser("verify", help="check the log (exit 0 intact, 1 tampered, 2 not a "
                                           "log)")
     check.add_argument("log", nargs="?", type=Path, help="the log (default: this user's)")
-    check.add_argument("--key", type=Path, metavar="PUB",
-                       help="check signatures against this public key (default: the local key)")
+    check.add_argument("--key", type=Path, metavar="PUB", action="append",
+                       help="check signatures against this public key; give it again for more "
+                            "(default: this station's own keys). An entry signed by any other "
+                            "key fails the check")
     check.add_argument("--require-signed", action="store_true",
                        help="every entry must carry a good signature by the key")
     check.add_argument("--json", action="store_true")
@@ -33,6 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     show = sub.add_parser("show", help="list the log's entries")
     show.add_argument("log", nargs="?", type=Path)
     show.add_argument("--last", type=int, default=20, metavar="N", help="the last N (20)")
+    show.add_argument("--key", type=Path, metavar="PUB", action="append",
+                      help="judge signatures by this public key (default: this station's own)")
 
 
 def _log(given: Path | None) -> Path:
@@ -46,22 +57,20 @@ def _log(given: Path | None) -> Path:
 
 def _verify(args: argparse.Namespace) -> int:
     """Check a log; exit 1 at the first bad entry."""
-    public = audit.load_public_key(args.key) if args.key else audit.local_public_key()
-    check = audit.check_log(_log(args.log), public)
-    if check.intact and args.require_signed and public is not None and \
-            check.signed_good != check.entries:
+    ring = key_ring(args.key or [])
+    check = audit.check_log(_log(args.log), ring)
+    if check.intact and args.require_signed and ring and check.signed_good != check.entries:
         check.problem = (f"{check.entries - check.signed_good} of {check.entries} entries carry "
                          f"no good signature by key {check.key}")
     if args.json:
         print(json.dumps(check.to_json(), indent=2))
     elif check.intact:
-        signed = (f"; {check.signed_good} signed by key {check.key}" if check.key else
+        signed = (f"; {check.signed_good} signed by key {check.key}" if ring else
                   "; no public key to check signatures with")
-        print(f"{check.path}: intact, {check.entries} entries{signed}"
-              + (f", {check.unsigned} unsigned" if check.unsigned else "")
-              + (f", {check.signed_other} signed by other keys" if check.signed_other else ""))
+        print(f"{printable(check.path)}: intact, {check.entries} entries{signed}"
+              + (f", {check.unsigned} unsigned" if check.unsigned else ""))
     else:
-        print(f"{check.path}: TAMPERED: {check.problem}")
+        print(f"{printable(check.path)}: TAMPERED: {check.problem}")
     return 0 if check.intact else 1
 
 
@@ -84,17 +93,34 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _signature_mark(entry: dict[str, Any], ring: Mapping[str, Ed25519PublicKey]) -> str:
+    """What an entry's signature is worth, as `audit show` writes it after the entry."""
+    kind = entry_signature(entry, ring)
+    key = shown_id(entry)
+    return {"good": f" (signed by key {key})",
+            "forged": f" (FORGED: the signature is not key {key}'s)",
+            "unknown": f" (signed by an unknown key {key}: not evidence)",
+            "unsigned": " (unsigned)" if ring else ""}[kind]
+
+
+def _show_line(entry: dict[str, Any], ring: Mapping[str, Ed25519PublicKey]) -> str:
+    """One entry on one line, every field escaped (an entry may hold anything)."""
+    fields = [printable(entry[name], 200) for name in ("time", "user", "host", "action",
+                                                        "outcome")]
+    return (f"{printable(entry['seq']):>5} {fields[0]} {fields[1]}@{fields[2]} {fields[3]}: "
+            f"{fields[4]}" + _signature_mark(entry, ring))
+
+
 def _show(args: argparse.Namespace) -> int:
     """The last entries, one line each."""
+    ring = {audit.key_id(key): key for key in key_ring(args.key or [])}
     for line in audit.read_lines(_log(args.log))[-max(args.last, 1):]:
         entry, problem = audit.parse_entry(line)
         if entry is None or problem:
-            print(f"      (not an entry{': ' + problem if problem else ''})")
+            print(f"      (not an entry{': ' + printable(problem) if problem else ''})")
             continue
         try:
-            print(f"{entry['seq']:>5} {entry['time']} {entry['user']}@{entry['host']} "
-                  f"{entry['action']}: {entry['outcome']}"
-                  + (" (signed)" if "signature" in entry else ""))
+            print(_show_line(entry, ring))
         except (ValueError, KeyError, TypeError):
             print("      (not an entry)")
     return 0
@@ -106,5 +132,5 @@ def run(args: argparse.Namespace) -> int:
     try:
         return actions[args.action](args)
     except audit.AuditError as error:
-        print(f"kernel-studio audit: {error}", file=sys.stderr)
+        print(f"kernel-studio audit: {printable(error)}", file=sys.stderr)
         return 2

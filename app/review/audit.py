@@ -23,17 +23,27 @@ import os
 import socket
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from app import paths, settings
+from app import settings
 from app.fsutil import atomic_write_bytes, atomic_write_text, read_regular
+from app.plaintext import printable
+from app.review.audit_keys import MAX_KEY_BYTES as MAX_KEY_BYTES
+from app.review.audit_keys import AuditError as AuditError
+from app.review.audit_keys import Signatures
+from app.review.audit_keys import audit_folder as audit_folder
+from app.review.audit_keys import generate_key as generate_key
+from app.review.audit_keys import key_id as key_id
+from app.review.audit_keys import key_paths as key_paths
+from app.review.audit_keys import load_private_key as load_private_key
+from app.review.audit_keys import load_public_key as load_public_key
+from app.review.audit_keys import local_public_key as local_public_key
+from app.review.audit_keys import public_pem as public_pem
 
 GENESIS = "0" * 64
 REQUIRED = ("seq", "time", "user", "host", "action", "subject", "outcome", "prev", "hash")
@@ -49,18 +59,8 @@ MAX_ENTRY = 64 << 10
 # above MAX_ENTRY, so that entries written before entries were bounded still chain on.
 MAX_LINE = 16 << 20
 MAX_LOG_BYTES = 1 << 30
-MAX_KEY_BYTES = 64 << 10
 MAX_HEAD_BYTES = 4096
 _CHUNK = 64 << 10
-
-
-class AuditError(Exception):
-    """The log or a key cannot be read or written, or is not what it should be."""
-
-
-def audit_folder() -> Path:
-    """Where the log and the signing key live by default."""
-    return paths.data_dir() / "audit"
 
 
 def log_path() -> Path | None:
@@ -76,12 +76,6 @@ def head_path(log: Path) -> Path:
     return log.with_name(log.name + ".head")
 
 
-def key_paths() -> tuple[Path, Path]:
-    """The private and the public signing key."""
-    folder = Path(settings.AUDIT_KEY.get() or audit_folder())
-    return folder / "signing-key.pem", folder / "signing-key.pub"
-
-
 def canonical(data: dict[str, Any]) -> bytes:
     """The bytes a hash is taken over: sorted keys, no spaces, UTF-8."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
@@ -91,75 +85,6 @@ def entry_hash(entry: dict[str, Any]) -> str:
     """The SHA-256 of an entry without its hash and signature."""
     body = {k: v for k, v in entry.items() if k not in ("hash", "signature")}
     return hashlib.sha256(canonical(body)).hexdigest()
-
-
-# -- keys ---------------------------------------------------------------------------------------
-
-
-def key_id(public: Ed25519PublicKey) -> str:
-    """A short fingerprint of a public key: the first 16 hex digits of its SHA-256."""
-    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return hashlib.sha256(raw).hexdigest()[:16]
-
-
-def public_pem(public: Ed25519PublicKey) -> bytes:
-    """A public key in PEM."""
-    return public.public_bytes(serialization.Encoding.PEM,
-                               serialization.PublicFormat.SubjectPublicKeyInfo)
-
-
-def generate_key(force: bool = False) -> tuple[Path, Path, str]:
-    """Make a signing key pair (AuditError when one exists and `force` is not given); returns
-    the private key's path, the public key's path and the key's id."""
-    private_path, public_path = key_paths()
-    if private_path.exists() and not force:
-        raise AuditError(f"a signing key exists already ({private_path}); keep it, or give "
-                         "--force to replace it (entries it signed stay checkable only with its "
-                         "public key)")
-    key = Ed25519PrivateKey.generate()
-    private_path.parent.mkdir(parents=True, exist_ok=True)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())
-    atomic_write_bytes(private_path, pem)
-    os.chmod(private_path, 0o600)
-    atomic_write_bytes(public_path, public_pem(key.public_key()))
-    return private_path, public_path, key_id(key.public_key())
-
-
-def load_private_key() -> Ed25519PrivateKey | None:
-    """The local signing key, or None when there is none (AuditError when it is unreadable)."""
-    private_path, _ = key_paths()
-    if not private_path.exists():
-        return None
-    try:
-        key = serialization.load_pem_private_key(read_regular(private_path, MAX_KEY_BYTES),
-                                                 password=None)
-    except (OSError, ValueError, TypeError) as error:
-        raise AuditError(f"the signing key {private_path} cannot be read ({error}): make a new "
-                         "one with `kernel-studio audit keygen --force`") from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise AuditError(f"{private_path} is not an Ed25519 key")
-    return key
-
-
-def load_public_key(path: Path) -> Ed25519PublicKey:
-    """A public key from a PEM file (AuditError when it is not one)."""
-    try:
-        key = serialization.load_pem_public_key(read_regular(path, MAX_KEY_BYTES))
-    except OSError as error:
-        raise AuditError(f"cannot read the public key {path}: {error.strerror or error}: name "
-                         "the .pub file that `kernel-studio audit keygen` wrote") from None
-    except (ValueError, TypeError):
-        raise AuditError(f"{path} is not a public key in PEM form") from None
-    if not isinstance(key, Ed25519PublicKey):
-        raise AuditError(f"{path} is not an Ed25519 public key")
-    return key
-
-
-def local_public_key() -> Ed25519PublicKey | None:
-    """The public half of the local key, when there is one."""
-    _, public_path = key_paths()
-    return load_public_key(public_path) if public_path.exists() else None
 
 
 # -- appending ----------------------------------------------------------------------------------
@@ -175,9 +100,11 @@ def _user() -> str:
 
 def _text(value: str) -> str:
     """A string an entry can hold: encodable as UTF-8 (a lone surrogate, as a name undecodable
-    on the command line gives, becomes an escape) and at most MAX_TEXT characters, with a
-    marker saying how many were cut."""
-    value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    on the command line gives, becomes an escape), control characters other than tab and
+    newline stored as escapes (ESC as the four characters \\x1b: whoever prints or `cat`s the
+    log gets no escape sequence, and the hash covers what is stored), and at most MAX_TEXT
+    characters, with a marker saying how many were cut."""
+    value = printable(value.encode("utf-8", "backslashreplace").decode("utf-8"), lines=True)
     if len(value) <= MAX_TEXT:
         return value
     return (value[:MAX_TEXT] + f"...[{len(value) - MAX_TEXT} more characters cut: an audit "
@@ -367,16 +294,13 @@ def append(action: str, subject: dict[str, Any], outcome: str,
 @dataclass
 class LogCheck:
     """What checking a log found: its entries, the first problem (with its entry number), and
-    how many entries carry a good signature by the key checked against."""
+    what the entries' signatures are worth against the keys checked with (audit_keys)."""
 
     path: Path
     entries: int = 0
     problem: str = ""
     bad_entry: int | None = None
-    signed_good: int = 0
-    signed_other: int = 0
-    unsigned: int = 0
-    key: str = ""
+    signatures: Signatures = field(default_factory=lambda: Signatures.of([]))
     actions: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -384,12 +308,33 @@ class LogCheck:
         """No problem found."""
         return not self.problem
 
+    @property
+    def key(self) -> str:
+        """The ids of the keys checked against, joined by commas ('' for none)."""
+        return ", ".join(sorted(self.signatures.ring))
+
+    @property
+    def signed_good(self) -> int:
+        """Entries with a good signature by a key checked against."""
+        return self.signatures.good
+
+    @property
+    def signed_other(self) -> int:
+        """Entries signed by keys not checked against."""
+        return sum(len(seqs) for seqs in self.signatures.unknown.values())
+
+    @property
+    def unsigned(self) -> int:
+        """Entries with no signature."""
+        return len(self.signatures.unsigned)
+
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data."""
         return {"log": str(self.path), "intact": self.intact, "entries": self.entries,
                 "problem": self.problem, "bad_entry": self.bad_entry,
                 "signed_good": self.signed_good, "signed_by_other_keys": self.signed_other,
-                "unsigned": self.unsigned, "key": self.key, "actions": self.actions}
+                "unsigned": self.unsigned, "key": self.key, "actions": self.actions,
+                **self.signatures.to_json()}
 
 
 def _read_log(path: Path, with_head: bool) -> tuple[list[bytes], bytes | None]:
@@ -469,32 +414,6 @@ def _entry_problem(entry: dict[str, Any] | None, index: int, prev: str) -> str:
     return ""
 
 
-def _signature_ok(entry: dict[str, Any], public: Ed25519PublicKey) -> bool:
-    """Whether the entry's signature is the key's over its hash."""
-    try:
-        public.verify(base64.b64decode(str(entry.get("signature", "")), validate=True),
-                      str(entry["hash"]).encode())
-    except (InvalidSignature, ValueError):
-        return False
-    return True
-
-
-def _check_signature(check: LogCheck, entry: dict[str, Any],
-                     public: Ed25519PublicKey | None) -> str:
-    """Count the entry's signature; a problem when it claims the key checked against but the
-    signature is not that key's."""
-    if "signature" not in entry:
-        check.unsigned += 1
-        return ""
-    if public is None or entry.get("key_id") != check.key:
-        check.signed_other += 1
-        return ""
-    if not _signature_ok(entry, public):
-        return f"its signature is not one made by key {check.key} (forged or altered)"
-    check.signed_good += 1
-    return ""
-
-
 def _fail(check: LogCheck, index: int | None, problem: str) -> LogCheck:
     """Record the first problem."""
     check.bad_entry = index
@@ -502,27 +421,33 @@ def _fail(check: LogCheck, index: int | None, problem: str) -> LogCheck:
     return check
 
 
-def check_log(path: Path, public: Ed25519PublicKey | None = None) -> LogCheck:
-    """Check the chain, the head and (with a public key) the signatures of a log. AuditError
-    when the file is not an audit log at all."""
+def check_log(path: Path,
+              keys: Ed25519PublicKey | Sequence[Ed25519PublicKey] | None = None) -> LogCheck:
+    """Check the chain, the head and, when `keys` is given (one public key or several, even
+    none), the signatures of a log: an entry signed by any other key, or unsigned after one a
+    key signed, is then a problem (audit_keys.Signatures); with `keys` None only the chain and
+    the head are judged. AuditError when the file is not an audit log at all."""
     raw, head = _read_log(path, with_head=True)
     lines = [line for line in raw if line.strip()]
     parsed = [parse_entry(line) for line in lines]
     if lines and all(entry is None and not why for entry, why in parsed):
         raise AuditError(f"{path} is not an audit log: none of its lines is an audit entry")
-    check = LogCheck(path, len(parsed), key=key_id(public) if public else "")
+    ring = [keys] if isinstance(keys, Ed25519PublicKey) else list(keys or [])
+    check = LogCheck(path, len(parsed), signatures=Signatures.of(ring))
     prev = GENESIS
     entries: list[dict[str, Any]] = []
     for index, (entry, malformed) in enumerate(parsed):
         problem = malformed or _entry_problem(entry, index, prev)
         if not problem and entry is not None:
-            problem = _check_signature(check, entry, public)
+            problem = check.signatures.count(index, entry)
         if problem or entry is None:
             return _fail(check, index, problem)
         entries.append(entry)
         prev = entry["hash"]
         check.actions[entry["action"]] = check.actions.get(entry["action"], 0) + 1
-    return _check_head(check, path, head, entries)
+    check = _check_head(check, path, head, entries)
+    found = check.signatures.problem() if check.intact and keys is not None else None
+    return _fail(check, *found) if found else check
 
 
 def _check_head(check: LogCheck, path: Path, head: bytes | None,
