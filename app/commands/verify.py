@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import secrets
 import sys
 
 from app import cli_flags as flags
@@ -13,6 +12,7 @@ from app.cases import CaseError, case_text, check_case, resolve
 from app.engine.verify import sanitizer
 from app.engine.verify.results import Status, Verdict
 from app.engine.verify.runs import VerifyOptions
+from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS
 from app.engine.verify.speccheck import brief_warnings
 from app.engine.verify.verifier import verify_file
 from app.spec import Compiler, SpecError, load_spec
@@ -106,13 +106,13 @@ def _seeds_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-# Seeds drawn for each verify from the command line, on top of the spec's.
-DEFAULT_RANDOM_SEEDS = 1
-
-
-def draw_seeds(count: int) -> tuple[int, ...]:
-    """`count` seeds from the OS's randomness (never the spec's 0, 1, 2, ...)."""
-    return tuple(secrets.randbelow(2**32 - 1000) + 1000 for _ in range(count))
+def _spec_seeds(path: str) -> int:
+    """The spec's own seed count, which the fresh seeds complete (seeds.draw_seeds); a spec
+    that cannot be read is the verification's own spec_error."""
+    try:
+        return load_spec(path).seeds
+    except SpecError:
+        return 1
 
 
 def _progress(text: str, fraction: float) -> None:
@@ -137,15 +137,17 @@ def run(args: argparse.Namespace) -> int:
     problem = case_problem(args.spec, args.case)
     if problem:
         return _print(Verdict(Status.SPEC_ERROR, problem, spec_path=args.spec), args.json)
-    extra = draw_seeds(args.random_seeds)
+    options = VerifyOptions(backend=args.backend, seeds=args.seeds, cases=args.case,
+                            timeout=args.timeout, sanitize=args.sanitize, arch=args.arch,
+                            only_seeds=tuple(args.seed) if args.seed else None,
+                            random_seeds=args.random_seeds, compiler=args.compiler)
+    # Drawn here rather than in the engine so they are printed before anything runs.
+    options = options.with_fresh_seeds(_spec_seeds(args.spec))
+    extra = options.fresh_seeds
     if extra:
         replay = " ".join(f"--seed {s}" for s in extra)
         print(f"random seeds: {', '.join(map(str, extra))} (replay one with {replay})",
               file=sys.stderr)
-    options = VerifyOptions(backend=args.backend, seeds=args.seeds, cases=args.case,
-                            timeout=args.timeout, sanitize=args.sanitize, arch=args.arch,
-                            only_seeds=tuple(args.seed) if args.seed else None,
-                            extra_seeds=extra, compiler=args.compiler)
     verdict = verify_file(args.spec, options, progress=None if args.json else _progress)
     if sys.stderr.isatty() and not args.json:
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)

@@ -7,6 +7,7 @@ import functools
 import hashlib
 import math
 import os
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -122,6 +123,38 @@ def guard_fill(dtype_name: str, nbytes: int, salt: bytes, name: str, side: str) 
     return raw
 
 
+class Start(StrEnum):
+    """What an `out` buffer holds when a run starts (an `inout` buffer holds its inputs).
+
+    Each start catches kernels the others let pass, so every case runs with each of the first
+    two at least once (app.engine.verify.runs.plan_runs):
+    - POISON: a NaN with a recognisable payload (0xA5 bytes for integers). The only start that
+      tells an element never written from one written with the right value wherever that value
+      is 0: an element still holding the poison was never written (checks._unwritten_mask).
+    - ZEROS: what callers' buffers usually hold (cudaMemset, torch.zeros). A kernel that writes
+      only where it finds something non-zero (`if (c[i] != 0)`), or only where it finds NaN,
+      leaves them, which fails wherever the reference expects a non-zero value; an element
+      left unwritten where the reference expects 0 cannot be seen here, hence POISON runs.
+    - VALUES: ordinary values drawn afresh for every run (output_fill), which no kernel can
+      predict or recognise.
+    """
+
+    POISON = "poison"
+    ZEROS = "zeros"
+    VALUES = "values"
+
+
+# Seed s starts its outputs as START_CYCLE[s % 3]: the spec's usual seeds 0, 1, 2 see every
+# start, a fresh seed (drawn at random) gets a random one, and a replay of a seed starts as the
+# run it replays did.
+START_CYCLE = (Start.POISON, Start.VALUES, Start.ZEROS)
+
+
+def start_for(seed: int) -> Start:
+    """How outputs start in the runs of `seed`."""
+    return START_CYCLE[seed % len(START_CYCLE)]
+
+
 def output_fill(dtype: DType, count: int, salt: bytes, name: str) -> Array:
     """Ordinary values for an output (random, from `salt`), in place of the poison: on such a
     run a kernel that only computes where it finds the poison (or any NaN) leaves these values,
@@ -134,17 +167,26 @@ def output_fill(dtype: DType, count: int, salt: bytes, name: str) -> Array:
     return raw.view(dtype.numpy)
 
 
+def output_start(dtype: DType, count: int, salt: bytes, name: str, start: Start) -> Array:
+    """What an `out` buffer holds before the launch (Start)."""
+    if start == Start.VALUES:
+        return output_fill(dtype, count, salt, name)
+    if start == Start.ZEROS:
+        return np.zeros(count, dtype=dtype.numpy)
+    return poison(dtype, count)
+
+
 def image_for(arg: Arg, resolved: Resolved, inputs: dict[str, Array], guard: int,
-              salt: bytes = b"", filled: bool = False) -> Array:
-    """The bytes sent to the worker for one buffer: guard, data (or poison, or with `filled`
-    ordinary values: output_fill), guard; the guards come from `salt` (guard_fill), so the
-    checks can tell exactly what they held."""
+              salt: bytes = b"", start: Start = Start.POISON) -> Array:
+    """The bytes sent to the worker for one buffer: guard, data (inputs, or for an output
+    what `start` says), guard; the guards come from `salt` (guard_fill), so the checks can tell
+    exactly what they held."""
     dtype = lookup(arg.dtype)
     count = math.prod(resolved.shapes[arg.name])
     if arg.name in inputs:
         data = inputs[arg.name]
     else:
-        data = output_fill(dtype, count, salt, arg.name) if filled else poison(dtype, count)
+        data = output_start(dtype, count, salt, arg.name, start)
     body = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
     image = np.empty(guard + body.size + guard, dtype=np.uint8)
     image[:guard] = guard_fill(arg.dtype, guard, salt, arg.name, "before")

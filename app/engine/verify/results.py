@@ -8,6 +8,12 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+# A run's start in words (the values of app.engine.verify.buffers.Start; results sits below
+# buffers, which imports the spec and NumPy).
+START_WORDS = {"poison": "outputs started as the poison NaN",
+               "zeros": "outputs started at zero",
+               "values": "outputs started as random ordinary values"}
+
 
 class Status(StrEnum):
     """Every status a run, a verdict or a timing report can have; JSON keeps the strings."""
@@ -123,6 +129,8 @@ class RunResult:
     message: str = ""
     findings: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
+    # What the outputs held before the launch (buffers.Start: poison, zeros, values).
+    start: str = ""
 
     @property
     def passed(self) -> bool:
@@ -138,9 +146,11 @@ class RunResult:
         return cls(**values)
 
     def title(self) -> str:
-        """`case {n=1000} seed 2: passed`."""
+        """`case {n=1000} seed 2: passed`; a failed run also says how its outputs started."""
         case = ", ".join(f"{k}={v}" for k, v in self.case.items())
-        return f"case {{{case}}} seed {self.seed}: {self.status}"
+        return f"case {{{case}}} seed {self.seed}: {self.status}" + (
+            f" ({START_WORDS[self.start]})" if not self.passed and self.start in START_WORDS
+            else "")
 
 
 @dataclass
@@ -157,6 +167,10 @@ class Verdict:
     sanitizer: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     emulated: bool = False
+    # Every seed each case ran with, and those of them drawn at random for this verification
+    # (app.engine.verify.seeds): replay one with `kernel-studio verify SPEC --seed S`.
+    seeds: list[int] = field(default_factory=list)
+    fresh_seeds: list[int] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -201,7 +215,17 @@ class Verdict:
         if self.runs:
             lines.append(f"  {len([r for r in self.runs if r.passed])}/{len(self.runs)} runs "
                          f"passed in {self.seconds:.2f} s")
+        if self.fresh_seeds:
+            lines.append(f"  {self.seeds_line()}")
         return "\n".join(lines)
+
+    def seeds_line(self) -> str:
+        """Which seeds were drawn for this verification and how to replay one ('' if none)."""
+        if not self.fresh_seeds:
+            return ""
+        fresh = ", ".join(map(str, self.fresh_seeds))
+        return (f"fresh seeds drawn for this run: {fresh} (replay one with kernel-studio "
+                f"verify SPEC --seed {self.fresh_seeds[0]})")
 
 
 def overall_status(runs: list[RunResult]) -> Status:

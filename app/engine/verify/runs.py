@@ -25,6 +25,7 @@ from app.compile import compile_file
 from app.dtypes import lookup
 from app.engine.verify import buffers, checks, memory
 from app.engine.verify.ahead import Ahead
+from app.engine.verify.buffers import Start, start_for
 from app.engine.verify.reference import (
     Reference,
     ReferenceError,
@@ -40,6 +41,7 @@ from app.engine.verify.results import (
     Verdict,
     overall_status,
 )
+from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS, draw_seeds, plan_runs
 from app.engine.verify.warm import MAX_WARM, ReferencePool, Staged
 from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import (
@@ -87,12 +89,29 @@ class VerifyOptions:
     # "nvrtc" or "nvcc" (--compiler); None: the spec's [kernel].compiler.
     compiler: str | None = None
     extra_seeds: tuple[int, ...] = ()
+    # Seeds to draw from the OS's randomness when the verification starts, run after the
+    # spec's (app.engine.verify.seeds: the spec's seeds give inputs a kernel could recognise);
+    # 0 for runs that repeat exactly. Ignored by a replay (only_seeds).
+    random_seeds: int = DEFAULT_RANDOM_SEEDS
+    # The seeds drawn so far (with_fresh_seeds), run after extra_seeds.
+    fresh_seeds: tuple[int, ...] = ()
 
     def seed_list(self, spec: Spec) -> list[int]:
         """The seeds every case runs with."""
         if self.only_seeds:
             return list(self.only_seeds)
-        return list(range(self.seeds or spec.seeds)) + list(self.extra_seeds)
+        return (list(range(self.seeds or spec.seeds)) + list(self.extra_seeds)
+                + list(self.fresh_seeds))
+
+    def with_fresh_seeds(self, spec_seeds: int) -> VerifyOptions:
+        """These options with their random_seeds drawn now (fresh_seeds) and none left to
+        draw; `spec_seeds`: the spec's own count, which the draw completes (seeds.draw_seeds).
+        verify_with calls it, so no caller can run without fresh seeds unless it asks."""
+        if self.only_seeds or self.random_seeds <= 0:
+            return replace(self, random_seeds=0)
+        before = list(range(self.seeds or spec_seeds)) + list(self.extra_seeds)
+        drawn = draw_seeds(self.random_seeds, before + list(self.fresh_seeds))
+        return replace(self, random_seeds=0, fresh_seeds=self.fresh_seeds + drawn)
 
 
 @dataclass
@@ -269,10 +288,20 @@ def _run_key(spec: Spec, index: int, resolved: Resolved, seed: int) -> str:
 
 def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
             staged: Callable[[], Staged] | None = None, edge: str = "",
-            descending: bool = False) -> RunResult:
+            descending: bool = False, start: Start | None = None) -> RunResult:
     """One case and seed: inputs and reference (`staged`, perhaps computed ahead), launch,
     checks; `edge` places the buffers' data against inaccessible memory and `descending` runs
-    each block's threads in descending order (CPU backend)."""
+    each block's threads in descending order (CPU backend); `start`: what the outputs hold
+    before the launch (the seed's own by default: buffers.start_for)."""
+    start = start or start_for(seed)
+    return replace(_run_one(ctx, index, resolved, seed, staged, edge, descending, start),
+                   start=str(start))
+
+
+def _run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
+             staged: Callable[[], Staged] | None, edge: str, descending: bool,
+             start: Start) -> RunResult:
+    """run_one, before the run is labelled with its start."""
     spec, case = ctx.spec, resolved.case
     inputs, expected = staged() if staged else stage(ctx, index, resolved, seed)
     paths: dict[str, Path] = {}
@@ -282,7 +311,7 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
             paths[arg.name] = ctx.folder / f"buffer-{arg.name}.bin"
             # Never through a link a sandboxed worker may have left there (app.sandbox).
             sandbox.write_shared(paths[arg.name], buffers.image_for(
-                arg, resolved, inputs, ctx.guard, salt, filled=values_first(seed)))
+                arg, resolved, inputs, ctx.guard, salt, start))
     items = arg_items(spec, resolved, paths, ctx.guard, ctx.options.uninitialized_outputs, edge)
     limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
     try:
@@ -304,13 +333,6 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
         return _fault_result(case, seed, "crash", str(error))
     return RunResult(case, seed, run_status(findings), "", findings,
                      RunReply.from_message(reply).seconds)
-
-
-def values_first(seed: int) -> bool:
-    """Whether a run starts its outputs from ordinary values instead of the poison: odd seeds
-    do (seed 1 of the spec's usual 3), so a kernel that computes only where it finds the
-    poison fails; even seeds keep the poison, which tells unwritten elements apart."""
-    return seed % 2 == 1
 
 
 def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
@@ -368,6 +390,18 @@ def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder
                 references: ReferencePool | None = None) -> Verdict:
     """Verify on one worker handle with a given guard size (0 under a sanitizer); the
     reference comes warm from `references` when given (an Engine's), else starts afresh."""
+    options = options.with_fresh_seeds(spec.seeds)
+    verdict = _verify_trusted(spec, options, handle, folder, guard, cancel, progress,
+                              references)
+    verdict.seeds = options.seed_list(spec)
+    verdict.fresh_seeds = [s for s in verdict.seeds if s in options.fresh_seeds]
+    return verdict
+
+
+def _verify_trusted(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,
+                    guard: int, cancel: threading.Event | None, progress: Progress,
+                    references: ReferencePool | None) -> Verdict:
+    """verify_with once its seeds are drawn: what app.trust allows, then the runs."""
     decision = trust.decide(spec, options.trusted)  # app.trust: what may run, and where
     if decision.refusal:
         return Verdict(Status.UNVERIFIED, decision.refusal)
@@ -456,29 +490,35 @@ def _run_all(ctx: RunContext, resolved: list[Resolved],
     """Every case and seed; stops early after a timeout, crash or cancel. The next run's
     inputs and expected values are staged while a run's kernel executes (app.engine.verify
     .ahead), when two cases' worth of them fit comfortably in memory."""
-    seeds = ctx.options.seed_list(ctx.spec)
-    tasks = [(index, case, seed) for index, case in enumerate(resolved) for seed in seeds]
-    ahead = Ahead([partial(stage, ctx, *task) for task in tasks],
+    # Every case sees zero-filled outputs and the poison at least once (seeds.plan_runs); a
+    # replay (only_seeds) runs exactly its seeds, each with the start it had.
+    cover = not ctx.options.only_seeds and not ctx.options.uninitialized_outputs
+    plan = plan_runs(ctx.options.seed_list(ctx.spec), cover)
+    tasks = [(index, case, seed, start) for index, case in enumerate(resolved)
+             for seed, start in plan]
+    ahead = Ahead([partial(stage, ctx, index, case, seed) for index, case, seed, _ in tasks],
                   lambda k: memory.need(ctx.spec, tasks[k][1], ctx.guard).host <= AHEAD_BYTES)
     progress("loading the kernel into the worker" + (" (the CPU backend builds it on first use)"
                                                      if ctx.handle.backend == "cpu" else ""),
              0.05)
     try:
-        return _run_tasks(ctx, tasks, ahead, len(seeds), progress)
+        return _run_tasks(ctx, tasks, ahead, len(plan), progress)
     finally:
         ahead.close(partial(_interrupt, ctx.reference))
 
 
-def _run_tasks(ctx: RunContext, tasks: list[tuple[int, Resolved, int]], ahead: Ahead[Staged],
-               per_case: int, progress: Progress) -> list[RunResult] | Verdict:
+def _run_tasks(ctx: RunContext, tasks: list[tuple[int, Resolved, int, Start]],
+               ahead: Ahead[Staged], per_case: int,
+               progress: Progress) -> list[RunResult] | Verdict:
     """The runs of _run_all, in order."""
     runs: list[RunResult] = []
-    for position, (index, case, seed) in enumerate(tasks):
+    for position, (index, case, seed, start) in enumerate(tasks):
         progress(f"case {index + 1}/{len(tasks) // per_case}, seed "
                  f"{position % per_case + 1}/{per_case}", position / len(tasks))
         try:
             run = memory.guarded(partial(run_one, ctx, index, case, seed,
-                                         partial(ahead.take, position)), case.case, seed)
+                                         partial(ahead.take, position), start=start),
+                                 case.case, seed)
         except ReferenceError as error:
             return Verdict(Status.REFERENCE_ERROR, f"case {case.case} seed {seed}: {error}")
         runs.append(run)
