@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -20,7 +19,9 @@ import numpy as np
 from app.dtypes import DType
 
 PLAIN = ("normal", "uniform", "ones", "zeros", "arange")
-CALL = re.compile(r"^(uniform|randint)\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)$")
+CALLS = ("uniform", "randint")
+# `randint(-9223372036854775808, 9223372036854775807)` is 48; a longer init is not one.
+MAX_LENGTH = 200
 # Integers are drawn as int64 (uint64 only above its range): the generator's own limits.
 INT64 = (-(2**63), 2**63 - 1)
 UINT64_MAX = 2**64 - 1
@@ -50,11 +51,14 @@ def parse_init(text: str, dtype: DType) -> Init:
     """The init `text` for a buffer of `dtype`, or InitError naming the problem."""
     if text in PLAIN:
         return Init(text)
-    match = CALL.match(text)
-    if not match:
+    if len(text) > MAX_LENGTH:
+        raise InitError(f"init {text[:40]!r}... is {len(text)} characters long (at most "
+                        f"{MAX_LENGTH}); {USAGE}")
+    call = _call(text)
+    if call is None:
         raise InitError(f"unknown init {text!r} ({USAGE})")
-    kind = match.group(1)
-    low, high = (_bound(text, bound) for bound in match.group(2, 3))
+    kind, bounds = call
+    low, high = (_bound(text, bound) for bound in bounds)
     if not low < high:
         raise InitError(f"{text!r}: the low bound must be below the high bound (values are "
                         "drawn from [lo, hi))")
@@ -62,6 +66,20 @@ def parse_init(text: str, dtype: DType) -> Init:
         first, last = _whole_range(text, kind, low, high, dtype)
         return Init("integers", first, last + 1)
     return _real_range(text, low, high, dtype)
+
+
+def _call(text: str) -> tuple[str, tuple[str, str]] | None:
+    """(name, (lo, hi)) of `name(lo, hi)` with spaces allowed around the bounds, or None.
+    Split by hand: a regex whose lazy bounds sat between runs of optional spaces tried every
+    split of a long run of spaces."""
+    name, opened, rest = text.partition("(")
+    if name not in CALLS or not opened or not rest.endswith(")"):
+        return None
+    inner = rest[:-1]
+    if "(" in inner or ")" in inner or inner.count(",") != 1:
+        return None
+    low, high = (part.strip() for part in inner.split(","))
+    return (name, (low, high)) if low and high else None
 
 
 def _bound(text: str, bound: str) -> int | float:
