@@ -202,6 +202,8 @@ class CpuBackend(Backend):
         message = error.value.decode("utf-8", "replace")
         if code == 2:
             raise BackendError("load", f"launch refused: {message}")
+        if code == 3:  # the emulation met something it cannot run as a GPU would
+            raise BackendError("unsupported", f"{message} (CPU emulation)")
         if code != 0:
             raise BackendError("device", f"{message} (kernel {kernel.entry}, CPU emulation)")
         return seconds

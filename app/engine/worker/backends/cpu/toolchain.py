@@ -33,7 +33,15 @@ STUB_INCLUDES = NATIVE / "include"
 RUNTIME_SOURCES = ("context.cpp", "scheduler.cpp", "warp.cpp", "launch.cpp", "fault.cpp")
 COMMON_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-fwrapv", "-fno-strict-aliasing", "-w")
 RUNTIME_FLAGS = (*COMMON_FLAGS, "-shared", "-pthread", "-fvisibility=hidden")
-KERNEL_FLAGS = (*COMMON_FLAGS, "-shared", "-fvisibility=hidden", "-fno-exceptions")
+# Checks whose handlers (native/emu_checks.h) end a launch where the CPU would part ways with
+# a GPU: misaligned accesses, out-of-range float->int conversions, over-wide shifts, integer
+# division by zero. The handlers live in the kernel's library, so no sanitizer runtime is
+# loaded: the empty libubsan.a in native/lib stands in for the one the driver asks for.
+# -frounding-math keeps the rounding-mode intrinsics' operations where emu_math.h puts them.
+CHECK_FLAGS = ("-fsanitize=alignment,float-cast-overflow,shift-exponent,integer-divide-by-zero",
+               "-fno-sanitize-recover=all", "-frounding-math")
+KERNEL_FLAGS = (*COMMON_FLAGS, *CHECK_FLAGS, "-shared", "-fvisibility=hidden", "-fno-exceptions",
+                f"-L{NATIVE / 'lib'}")
 LAUNCHER_FILE = "<kernel-studio launcher>"
 COMPILE_TIMEOUT = settings.HOST_COMPILE_TIME_LIMIT_S
 COMPILER_MEMORY = 4 << 30  # address space of one compiler process

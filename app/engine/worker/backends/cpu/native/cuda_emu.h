@@ -27,6 +27,7 @@
 #include "emu_half.h"
 #include "emu_math.h"
 #include "emu_atomic.h"
+#include "emu_checks.h"
 
 // Thread and block coordinates of the running GPU thread.
 #define threadIdx (ks_self()->thread_idx)

@@ -45,6 +45,14 @@ KS_EXPORT unsigned long long ks_warp(int op, unsigned int mask, unsigned long lo
 KS_EXPORT void ks_yield(void);
 KS_EXPORT void ks_trap(const char* why) __attribute__((noreturn));
 KS_EXPORT long long ks_clock(void);
+// Ends the launch from the running thread: code 1 a fault the GPU reports too, 3 a construct
+// the emulation refuses (its message says "not supported by the CPU backend: ...").
+KS_EXPORT void ks_stop(int code, const char* message) __attribute__((noreturn));
+// What the host compiler's checks (emu_checks.h) found, as a GPU would report it.
+enum ks_check { KS_CHECK_ALIGN, KS_CHECK_FLOAT_CAST, KS_CHECK_SHIFT, KS_CHECK_DIVIDE };
+KS_EXPORT void ks_check_failed(int check, const char* file, unsigned line, const char* type,
+                               const char* other, unsigned long long pointer, unsigned align,
+                               int access) __attribute__((noreturn));
 
 // The current GPU thread, found through the stack it runs on. The stack pointer is read with
 // an asm statement so that the compiler cannot tie the result to any local variable.

@@ -153,8 +153,15 @@ static inline __half __double2half(double f) { return __half(f); }
 static inline float __half2float(__half h) { return (float)h; }
 static inline __half __int2half_rn(int v) { return __half(v); }
 static inline __half __uint2half_rn(unsigned int v) { return __half(v); }
-static inline int __half2int_rn(__half h) { return (int)__builtin_rintf((float)h); }
-static inline int __half2int_rz(__half h) { return (int)(float)h; }
+// A half holds at most 65504, so only infinities and NaN need the GPU's saturation (NaN -> 0).
+static inline int ks_half_whole(float v) {
+    return v != v ? 0 : v >= 2147483647.0f ? 2147483647 : v <= -2147483648.0f ? (-2147483647 - 1)
+                                                                            : (int)v;
+}
+static inline int __half2int_rn(__half h) { return ks_half_whole(__builtin_rintf((float)h)); }
+static inline int __half2int_rz(__half h) { return ks_half_whole(__builtin_truncf((float)h)); }
+static inline int __half2int_rd(__half h) { return ks_half_whole(__builtin_floorf((float)h)); }
+static inline int __half2int_ru(__half h) { return ks_half_whole(__builtin_ceilf((float)h)); }
 static inline unsigned short __half_as_ushort(__half h) { return h.__x; }
 static inline short __half_as_short(__half h) { return (short)h.__x; }
 static inline __half __ushort_as_half(unsigned short v) { __half_raw r; r.x = v; return __half(r); }

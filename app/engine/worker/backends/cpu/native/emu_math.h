@@ -1,13 +1,16 @@
 // CUDA's device math functions and integer/bit intrinsics for the CPU emulation.
 //
 // The C library already provides expf, sinf, fmaf, ... (math.h). This adds CUDA's own names.
-// The "fast" intrinsics (__expf, __sinf, __fdividef, ...) are computed accurately here: on the
-// GPU they are approximations, so the CPU result may differ in the last bits; the verifier's
-// tolerances cover that for any kernel whose GPU result passes.
+// The "fast" intrinsics (__expf, __sinf, __fdividef, ...) follow the GPU's instruction
+// sequences (see below); the rounding-mode intrinsics run under their mode; float->int
+// intrinsics saturate as the GPU's conversions do.
 #pragma once
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
+
+#include <limits>
 
 // min and max as in CUDA's math_functions.hpp: overloads for each type, plus mixed types with
 // the usual arithmetic conversions.
@@ -66,54 +69,136 @@ static inline float normcdff(float x) { return 0.5f * erfcf(-x * (float)M_SQRT1_
 static inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
 static inline float __saturatef(float x) { return x != x ? 0.0f : fminf(fmaxf(x, 0.0f), 1.0f); }
 static inline float saturate(float x) { return __saturatef(x); }
-static inline float __fdividef(float a, float b) { return a / b; }
+// The approximate intrinsics compute what the GPU's instruction sequence computes, so that
+// their dominant errors (and documented special cases) show here too: the argument scaled in
+// float before ex2/lg2/sin/cos, division as a multiply by an approximate reciprocal that is 0
+// for |y| > 2^126. The last-bit error of the hardware approximation itself is not reproduced.
+static inline float ks_rcp_approx(float y) {
+    float r = 1.0f / y;
+    return fabsf(r) < FLT_MIN ? copysignf(0.0f, r) : r;  // rcp.approx flushes its denormals
+}
+static inline float __fdividef(float a, float b) { return a * ks_rcp_approx(b); }
 static inline float fdividef(float a, float b) { return a / b; }
-static inline float __frcp_rn(float x) { return 1.0f / x; }
-static inline float __fsqrt_rn(float x) { return sqrtf(x); }
-static inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
-static inline float __fadd_rn(float a, float b) { return a + b; }
-static inline float __fsub_rn(float a, float b) { return a - b; }
-static inline float __fmul_rn(float a, float b) { return a * b; }
-static inline float __fdiv_rn(float a, float b) { return a / b; }
-static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
-static inline double __dadd_rn(double a, double b) { return a + b; }
-static inline double __dsub_rn(double a, double b) { return a - b; }
-static inline double __dmul_rn(double a, double b) { return a * b; }
-static inline double __ddiv_rn(double a, double b) { return a / b; }
-static inline double __drcp_rn(double x) { return 1.0 / x; }
-static inline double __dsqrt_rn(double x) { return sqrt(x); }
-static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+static inline float ks_fast_exp2(float x) { return exp2f(x); }
+static inline float ks_fast_log2(float x) { return log2f(x); }
+// sin.approx / cos.approx: the argument is multiplied by 1/(2 pi) in float, then the hardware
+// takes sin/cos of that many turns; large arguments lose their precision in that product.
+static inline float ks_fast_sin(float x) {
+    float turns = x * 0.159154943f;
+    return isinf(x) ? NAN : (float)sin(6.283185307179586 * (double)turns);
+}
+static inline float ks_fast_cos(float x) {
+    float turns = x * 0.159154943f;
+    return isinf(x) ? NAN : (float)cos(6.283185307179586 * (double)turns);
+}
+static inline float ks_fast_expf(float x) { return ks_fast_exp2(x * 1.44269504f); }
+static inline float ks_fast_exp10f(float x) { return ks_fast_exp2(x * 3.32192809f); }
+static inline float ks_fast_logf(float x) { return ks_fast_log2(x) * 0.693147181f; }
+static inline float ks_fast_log10f(float x) { return ks_fast_log2(x) * 0.301029996f; }
+static inline float ks_fast_tanf(float x) { return __fdividef(ks_fast_sin(x), ks_fast_cos(x)); }
+static inline void ks_fast_sincosf(float x, float* s, float* c) {
+    *s = ks_fast_sin(x);
+    *c = ks_fast_cos(x);
+}
+static inline float ks_fast_powf(float a, float b) { return ks_fast_exp2(b * ks_fast_log2(a)); }
+// glibc already declares __expf, __logf, ... (as aliases of its own functions), so CUDA's names
+// are macros.
+#define __expf(x) ks_fast_expf(x)
+#define __exp10f(x) ks_fast_exp10f(x)
+#define __logf(x) ks_fast_logf(x)
+#define __log2f(x) ks_fast_log2(x)
+#define __log10f(x) ks_fast_log10f(x)
+#define __sinf(x) ks_fast_sin(x)
+#define __cosf(x) ks_fast_cos(x)
+#define __tanf(x) ks_fast_tanf(x)
+#define __sincosf(x, s, c) ks_fast_sincosf(x, s, c)
+#define __powf(a, b) ks_fast_powf(a, b)
 
-// glibc already declares these names (as aliases of its own functions), so they are macros.
-#define __expf(x) expf(x)
-#define __exp10f(x) exp10f(x)
-#define __logf(x) logf(x)
-#define __log2f(x) log2f(x)
-#define __log10f(x) log10f(x)
-#define __sinf(x) sinf(x)
-#define __cosf(x) cosf(x)
-#define __tanf(x) tanf(x)
-#define __sincosf(x, s, c) sincosf(x, s, c)
-#define __powf(a, b) powf(a, b)
-
-// Conversions with a rounding mode in the name.
-static inline int __float2int_rn(float x) { return (int)rintf(x); }
-static inline int __float2int_rz(float x) { return (int)x; }
-static inline int __float2int_rd(float x) { return (int)floorf(x); }
-static inline int __float2int_ru(float x) { return (int)ceilf(x); }
-static inline unsigned int __float2uint_rn(float x) { return (unsigned int)rintf(x); }
-static inline unsigned int __float2uint_rz(float x) { return (unsigned int)x; }
-static inline long long __float2ll_rn(float x) { return (long long)rintf(x); }
-static inline long long __float2ll_rz(float x) { return (long long)x; }
-static inline int __double2int_rn(double x) { return (int)rint(x); }
-static inline int __double2int_rz(double x) { return (int)x; }
-static inline long long __double2ll_rn(double x) { return (long long)rint(x); }
-static inline float __double2float_rn(double x) { return (float)x; }
-static inline float __int2float_rn(int x) { return (float)x; }
-static inline float __uint2float_rn(unsigned int x) { return (float)x; }
-static inline float __ll2float_rn(long long x) { return (float)x; }
+// Rounding modes: the operation runs under the named mode (the fibers keep their own MXCSR;
+// -frounding-math keeps the operation between the mode switches).
+#include <fenv.h>
+#define KS_ROUNDED(T, NAME, MODE, PARAMS, EXPR)                                               \
+    static inline T NAME PARAMS {                                                           \
+        int saved = fegetround();                                                           \
+        fesetround(MODE);                                                                   \
+        volatile T r = (EXPR);                                                              \
+        fesetround(saved);                                                                  \
+        return r;                                                                           \
+    }
+#define KS_ROUNDED_FAMILY(T, STEM, PARAMS, EXPR)                                              \
+    KS_ROUNDED(T, STEM##_rn, FE_TONEAREST, PARAMS, EXPR)                                     \
+    KS_ROUNDED(T, STEM##_rz, FE_TOWARDZERO, PARAMS, EXPR)                                    \
+    KS_ROUNDED(T, STEM##_ru, FE_UPWARD, PARAMS, EXPR)                                        \
+    KS_ROUNDED(T, STEM##_rd, FE_DOWNWARD, PARAMS, EXPR)
+KS_ROUNDED_FAMILY(float, __fadd, (float a, float b), a + b)
+KS_ROUNDED_FAMILY(float, __fsub, (float a, float b), a - b)
+KS_ROUNDED_FAMILY(float, __fmul, (float a, float b), a * b)
+KS_ROUNDED_FAMILY(float, __fdiv, (float a, float b), a / b)
+KS_ROUNDED_FAMILY(float, __frcp, (float a), 1.0f / a)
+KS_ROUNDED_FAMILY(float, __fsqrt, (float a), sqrtf(a))
+KS_ROUNDED_FAMILY(float, __fmaf, (float a, float b, float c), fmaf(a, b, c))
+KS_ROUNDED_FAMILY(double, __dadd, (double a, double b), a + b)
+KS_ROUNDED_FAMILY(double, __dsub, (double a, double b), a - b)
+KS_ROUNDED_FAMILY(double, __dmul, (double a, double b), a * b)
+KS_ROUNDED_FAMILY(double, __ddiv, (double a, double b), a / b)
+KS_ROUNDED_FAMILY(double, __drcp, (double a), 1.0 / a)
+KS_ROUNDED_FAMILY(double, __dsqrt, (double a), sqrt(a))
+KS_ROUNDED_FAMILY(double, __fma, (double a, double b, double c), fma(a, b, c))
+#undef KS_ROUNDED_FAMILY
+// __frsqrt_rn: 1/sqrt(x) rounded once (the double result is far more precise than a float).
+static inline float __frsqrt_rn(float x) { return (float)(1.0 / sqrt((double)x)); }
+static inline float __fadd_ieee(float a, float b) { return a + b; }
+KS_ROUNDED(float, __double2float_rn, FE_TONEAREST, (double x), (float)x)
+KS_ROUNDED(float, __double2float_rz, FE_TOWARDZERO, (double x), (float)x)
+KS_ROUNDED(float, __double2float_ru, FE_UPWARD, (double x), (float)x)
+KS_ROUNDED(float, __double2float_rd, FE_DOWNWARD, (double x), (float)x)
+#define KS_TO_FLOAT(FROM, STEM, T)                                                            \
+    KS_ROUNDED(T, STEM##_rn, FE_TONEAREST, (FROM x), (T)x)                                   \
+    KS_ROUNDED(T, STEM##_rz, FE_TOWARDZERO, (FROM x), (T)x)                                  \
+    KS_ROUNDED(T, STEM##_ru, FE_UPWARD, (FROM x), (T)x)                                      \
+    KS_ROUNDED(T, STEM##_rd, FE_DOWNWARD, (FROM x), (T)x)
+KS_TO_FLOAT(int, __int2float, float)
+KS_TO_FLOAT(unsigned int, __uint2float, float)
+KS_TO_FLOAT(long long, __ll2float, float)
+KS_TO_FLOAT(unsigned long long, __ull2float, float)
+KS_TO_FLOAT(long long, __ll2double, double)
+KS_TO_FLOAT(unsigned long long, __ull2double, double)
+#undef KS_TO_FLOAT
+#undef KS_ROUNDED
 static inline double __int2double_rn(int x) { return (double)x; }
-static inline double __ll2double_rn(long long x) { return (double)x; }
+static inline double __uint2double_rn(unsigned int x) { return (double)x; }
+
+// Float -> integer conversions saturate on a GPU: out-of-range values give the nearest limit and
+// NaN gives 0 (cvt.*i with a float source). `rounded` is the value already rounded to a whole
+// number by the mode in the name.
+template <class I> static inline I ks_saturate(double rounded) {
+    if (rounded != rounded) return 0;
+    const double lo = (double)std::numeric_limits<I>::min();
+    const double hi = (double)std::numeric_limits<I>::max();  // may round up to 2^N
+    if (rounded <= lo) return std::numeric_limits<I>::min();
+    if (rounded >= hi) return std::numeric_limits<I>::max();
+    return (I)rounded;
+}
+template <class I> static inline I ks_saturate_long(long double rounded) {
+    if (rounded != rounded) return 0;
+    if (rounded <= (long double)std::numeric_limits<I>::min()) return std::numeric_limits<I>::min();
+    if (rounded >= (long double)std::numeric_limits<I>::max()) return std::numeric_limits<I>::max();
+    return (I)rounded;
+}
+#define KS_TO_INT(FROM, STEM, I, SAT)                                                        \
+    static inline I STEM##_rn(FROM x) { return SAT<I>(nearbyint(x)); }                       \
+    static inline I STEM##_rz(FROM x) { return SAT<I>(trunc(x)); }                           \
+    static inline I STEM##_rd(FROM x) { return SAT<I>(floor(x)); }                           \
+    static inline I STEM##_ru(FROM x) { return SAT<I>(ceil(x)); }
+KS_TO_INT(float, __float2int, int, ks_saturate)
+KS_TO_INT(float, __float2uint, unsigned int, ks_saturate)
+KS_TO_INT(float, __float2ll, long long, ks_saturate_long)
+KS_TO_INT(float, __float2ull, unsigned long long, ks_saturate_long)
+KS_TO_INT(double, __double2int, int, ks_saturate)
+KS_TO_INT(double, __double2uint, unsigned int, ks_saturate)
+KS_TO_INT(double, __double2ll, long long, ks_saturate_long)
+KS_TO_INT(double, __double2ull, unsigned long long, ks_saturate_long)
+#undef KS_TO_INT
 
 // Reinterpretation.
 template <class To, class From> static inline To ks_bit_cast(From v) {

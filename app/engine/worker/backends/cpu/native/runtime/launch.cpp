@@ -86,13 +86,17 @@ struct Work {
     std::atomic<bool> failed{false};
     std::mutex lock;
     std::string error;
+    int code = 1;
 
     Work(const LaunchShape& s, void* (*a)(void), unsigned long long t)
         : shape(s), anchor(a), total(t) {}
 
-    void fail(const std::string& message) {
+    void fail(const std::string& message, int why = 1) {
         std::lock_guard<std::mutex> hold(lock);
-        if (!failed.exchange(true)) error = message;
+        if (!failed.exchange(true)) {
+            error = message;
+            code = why;
+        }
     }
 
     void run() {
@@ -105,7 +109,7 @@ struct Work {
         while (!failed.load(std::memory_order_relaxed)) {
             unsigned long long b = next.fetch_add(1);
             if (b >= total) break;
-            if (!sm.run_block(b, message)) fail(message);
+            if (!sm.run_block(b, message)) fail(message, sm.stop_code == 3 ? 3 : 1);
         }
         leave_cpu_thread();
     }
@@ -119,8 +123,9 @@ void copy_error(const std::string& message, char* error, unsigned long long size
 
 }  // namespace ks
 
-// Runs a launch to completion. Returns 0, 1 for a failure of the kernel (deadlock) or 2 for a
-// configuration the GPU would refuse; the message goes to `error`.
+// Runs a launch to completion. Returns 0, 1 for a failure of the kernel (deadlock, misaligned
+// address), 2 for a configuration the GPU would refuse or 3 for a construct the emulation
+// refused while running (ks_stop); the message goes to `error`.
 // `single_kernel` says the library holds one kernel, so that all of its static shared memory
 // is this kernel's and counts against the limit (with several, no static share is known).
 KS_EXPORT int ks_launch(void (*invoke)(void**), void** args, const unsigned int* grid,
@@ -159,7 +164,7 @@ KS_EXPORT int ks_launch(void (*invoke)(void**), void** args, const unsigned int*
     fflush(stdout);
     if (work.failed) {
         ks::copy_error(work.error, error, error_size);
-        return 1;
+        return work.code;
     }
     return 0;
 }

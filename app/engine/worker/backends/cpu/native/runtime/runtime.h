@@ -23,7 +23,7 @@ constexpr size_t kMaxThreadsPerBlock = 1024;
 
 struct Sm;
 
-enum class State : uint8_t { New, Ready, Running, Barrier, Warp, Done };
+enum class State : uint8_t { New, Ready, Running, Barrier, Warp, Done, Stopped };
 
 // One GPU thread. `info` comes first: kernels read it through the stack's owner pointer.
 struct Fiber {
@@ -89,6 +89,7 @@ struct Sm {
     void yield(Fiber* self);
     void suspend(Fiber* self);
     Fiber* finish(Fiber* done);
+    [[noreturn]] void stop(Fiber* self, int code, const std::string& message);
 
     const LaunchShape& shape;
     ks_block_info info{};
@@ -103,6 +104,10 @@ struct Sm {
     std::vector<unsigned char> dynamic_shared;
     unsigned char* tls_block = nullptr;
     size_t tls_size = 0;
+    // Set when a thread ends the launch (ks_stop): 1 a fault the GPU reports too (a misaligned
+    // address), 3 a construct the emulation cannot run as the GPU does (refused).
+    int stop_code = 0;
+    std::string stop_message;
 #ifdef KS_UCONTEXT
     ucontext_t scheduler;
 #else

@@ -100,6 +100,16 @@ bool Sm::run_block(unsigned long long b, std::string& error) {
             return false;
         }
         settle(resume(&fibers[ready[head++]]));
+        if (stop_code != 0) {  // a thread ended the launch: the others never run again
+            error = stop_message;
+            for (Fiber& f : fibers) {
+                if (f.stack != nullptr) stacks.give(f.stack);
+                f.stack = nullptr;
+            }
+            ready.clear();
+            head = 0;
+            return false;
+        }
         if (head >= 4096 && 2 * head >= ready.size()) {  // drop the consumed part of the queue
             ready.erase(ready.begin(), ready.begin() + (long)head);
             head = 0;
@@ -142,6 +152,18 @@ Fiber* Sm::finish(Fiber* done) {
     next->state = State::Running;
     current = next;
     return next;
+}
+
+// Ends the launch from a running thread: the message names the block and thread, and the
+// scheduler abandons the block (see run_block). Never returns to the thread.
+void Sm::stop(Fiber* self, int code, const std::string& message) {
+    stop_message = message + " in kernel " + shape.name + ", block " + uint3_text(info.block_idx) +
+                   ", thread " + uint3_text(self->info.thread_idx);
+    stop_code = code;
+    self->state = State::Stopped;
+    current = self;
+    switch_to(self, this);
+    abort();  // a stopped fiber is never resumed
 }
 
 // Bookkeeping after a fiber gave way: why it stopped decides what may run next.
@@ -286,6 +308,11 @@ void Sm::suspend(Fiber* self) { switch_to(self, this); }
 
 }  // namespace ks
 
+KS_EXPORT void ks_stop(int code, const char* message) {
+    ks::Fiber* self = ks::current_fiber();
+    self->sm->stop(self, code, message);
+}
+
 // The order of the threads of every block in the launches that follow: descending when
 // `yes`, else ascending (the default). Set by the worker between launches, never during one.
 KS_EXPORT void ks_set_descending(int yes) { ks::descending = yes != 0; }
@@ -310,4 +337,38 @@ KS_EXPORT long long ks_clock(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+namespace {
+const char* access_words(int access) {
+    // The sanitizer's TypeCheckKind: 0 load, 1 store, the rest uses of an object through it.
+    return access == 0 ? "load" : access == 1 ? "store" : "access";
+}
+}  // namespace
+
+KS_EXPORT void ks_check_failed(int check, const char* file, unsigned line, const char* type,
+                               const char* other, unsigned long long pointer, unsigned align,
+                               int access) {
+    char text[768];
+    switch (check) {
+    case KS_CHECK_ALIGN:
+        snprintf(text, sizeof text, "misaligned address: %s of %s at 0x%llx, which is not a "
+                 "multiple of %u (%s:%u)", access_words(access), type, pointer, align, file, line);
+        ks_stop(1, text);
+    case KS_CHECK_FLOAT_CAST:
+        snprintf(text, sizeof text, "not supported by the CPU backend: an out-of-range "
+                 "float->int conversion (%s to %s of a value it cannot hold, or of NaN: the GPU "
+                 "saturates, the CPU does not) (%s:%u)", type, other, file, line);
+        ks_stop(3, text);
+    case KS_CHECK_SHIFT:
+        snprintf(text, sizeof text, "not supported by the CPU backend: a shift of %s by a "
+                 "negative count or one of at least its width (the GPU clamps the count, the CPU "
+                 "masks it) (%s:%u)", type, file, line);
+        ks_stop(3, text);
+    default:
+        snprintf(text, sizeof text, "not supported by the CPU backend: an integer division of "
+                 "%s by zero (or of its minimum by -1): the GPU gives a value without a fault, "
+                 "the CPU traps (%s:%u)", type, file, line);
+        ks_stop(3, text);
+    }
 }
