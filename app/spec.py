@@ -16,7 +16,18 @@ from app import expr
 from app.dtypes import DTYPES, lookup
 from app.fsutil import NotAFile, read_regular
 from app.inits import InitError, parse_init
-from app.spec_limits import MAX_NESTING, TOO_DEEP, brief, nesting, sensible
+from app.spec_limits import (
+    MAX_ARGS,
+    MAX_CASES,
+    MAX_KEY_PARTS,
+    MAX_NESTING,
+    MAX_PROBLEMS,
+    TOO_DEEP,
+    brief,
+    long_dotted_key,
+    nesting,
+    sensible,
+)
 
 
 class ArgKind(StrEnum):
@@ -140,12 +151,28 @@ class _Collector:
         """Start with none."""
         self.problems: list[Problem] = []
         self.missing_sections: set[str] = set()
+        self.unlisted = 0
+
+    @property
+    def full(self) -> bool:
+        """Whether MAX_PROBLEMS are listed already (the checks may stop early)."""
+        return len(self.problems) >= MAX_PROBLEMS
 
     def add(self, where: str, message: str) -> None:
-        """Record one problem; a field of a section already reported missing is not repeated."""
+        """Record one problem; a field of a section already reported missing is not repeated;
+        past MAX_PROBLEMS, problems are only counted."""
         if message == "missing" and where.split(".")[0] in self.missing_sections:
             return
+        if self.full:
+            self.unlisted += 1
+            return
         self.problems.append(Problem(where, message))
+
+    def listed(self) -> list[Problem]:
+        """The problems, ending with how many were not listed."""
+        more = [Problem("spec", f"and {self.unlisted} more problem(s) not listed; fix the "
+                                "ones above first")] if self.unlisted else []
+        return self.problems + more
 
     def table(self, data: Mapping[str, Any], key: str, allowed: set[str],
               required: bool = True) -> dict[str, Any]:
@@ -246,10 +273,10 @@ def _parse_arg(c: _Collector, data: Any, index: int) -> Arg | None:
     c.unknown_keys(data, {"name", "kind", "dtype", "shape", "init", "value"}, where)
     kind = c.text(data, "kind", where)
     if kind is not None and kind not in KINDS:
-        c.add(f"{where}.kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+        c.add(f"{where}.kind", f"{brief(kind)} is not one of {', '.join(KINDS)}")
     dtype = c.text(data, "dtype", where)
     if dtype is not None and dtype not in DTYPES:
-        c.add(f"{where}.dtype", f"{dtype!r} is not one of {', '.join(DTYPES)}")
+        c.add(f"{where}.dtype", f"{brief(dtype)} is not one of {', '.join(DTYPES)}")
     if name is None or kind not in KINDS or dtype not in DTYPES:
         return None
     assert kind is not None and dtype is not None
@@ -312,6 +339,10 @@ def _parse_cases(c: _Collector, verify: Mapping[str, Any]) -> tuple[Case, ...]:
     if not isinstance(raw, list) or not raw:
         c.add("[verify].cases", "must be a non-empty list of cases, e.g. [{ n = 1 }, { n = 1000 }]")
         return ()
+    if len(raw) > MAX_CASES:
+        c.add("[verify].cases", f"{len(raw)} cases; at most {MAX_CASES} (each runs every seed): "
+                                "keep the sizes that test something different")
+        return ()
     parsed = [_parse_case(c, v, f"[verify].cases[{i}]") for i, v in enumerate(raw)]
     return tuple(p for p in parsed if p is not None)
 
@@ -365,9 +396,9 @@ def _relative_file(c: _Collector, value: str | None, where: str, base_dir: Path,
         return ""
     path = Path(value)
     if path.is_absolute() or ".." in path.parts:
-        c.add(where, f"{value!r} must be a path relative to the spec's folder, inside it")
+        c.add(where, f"{brief(value)} must be a path relative to the spec's folder, inside it")
     elif check_exists and not (base_dir / path).is_file():
-        c.add(where, f"file {value!r} not found in {base_dir}")
+        c.add(where, f"file {brief(value)} not found in {base_dir}")
     return value
 
 
@@ -393,6 +424,8 @@ def _check_variables(c: _Collector, spec: Spec) -> None:
         for name in expr.names(text):
             used.setdefault(name, set()).add(where)
     for index, case in enumerate(spec.cases):
+        if c.full:  # a case that misses many names fills the list; stop before the next
+            return
         for name in sorted(set(used) - set(case)):
             c.add(f"[verify].cases[{index}]", f"does not define {name!r}, used in "
                                                f"{', '.join(sorted(used[name]))}")
@@ -420,10 +453,14 @@ def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None =
                             check_files and not task)
     entry = c.text(kernel, "entry", "[kernel]") or ""
     if entry and not IDENTIFIER.match(entry):
-        c.add("[kernel].entry", f"{entry!r} is not a function name")
+        c.add("[kernel].entry", f"{brief(entry)} is not a function name")
     raw_args = data.get("arg", [])
     if not isinstance(raw_args, list) or not raw_args:
         c.add("[[arg]]", "at least one [[arg]] table is needed, one per kernel parameter")
+        raw_args = []
+    elif len(raw_args) > MAX_ARGS:
+        c.add("[[arg]]", f"{len(raw_args)} [[arg]] tables; a kernel here takes at most "
+                         f"{MAX_ARGS} parameters")
         raw_args = []
     parsed_args = [_parse_arg(c, a, i) for i, a in enumerate(raw_args)]
     spec_args = [a for a in parsed_args if a is not None]
@@ -446,7 +483,7 @@ def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None =
     if not c.problems:
         _check_variables(c, spec)
     if c.problems:
-        raise SpecError(c.problems, path)
+        raise SpecError(c.listed(), path)
     return spec
 
 
@@ -456,6 +493,11 @@ def parse_spec_text(text: str, base_dir: Path, path: Path | None = None,
     if not text.strip():
         raise SpecError([Problem("file", "the spec is empty; start from a template such as "
                                          "resources/kernels/vector_add/vector_add.toml")], path)
+    line = long_dotted_key(text)
+    if line is not None:
+        raise SpecError([Problem("toml", f"line {line}: a dotted key of more than "
+                                         f"{MAX_KEY_PARTS} parts; a spec's keys have at most 4 "
+                                         "(see DESIGN.md for its layout)")], path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

@@ -4,6 +4,7 @@ bad value a message repeats."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from app import expr
@@ -13,6 +14,31 @@ from app import expr
 MAX_NESTING = 16
 TOO_DEEP = (f"tables or arrays nested more than {MAX_NESTING} levels deep; a spec needs at "
             "most 4 (see DESIGN.md for its layout)")
+
+
+# More cases or parameters than anyone writes by hand: bounds that keep the checks of a crafted
+# spec (every case against every size variable) small. A kernel's parameters fit in 32 KiB.
+MAX_CASES = 1000
+MAX_ARGS = 1024
+# A spec lists every problem, but a crafted one could have millions; the rest are counted.
+MAX_PROBLEMS = 100
+# Python's TOML reader takes time quadratic in the parts of a dotted key (`a.b.c...`; 40,000
+# parts took 24 s), so keys of more parts than any spec needs are refused before it reads them.
+MAX_KEY_PARTS = 64
+_KEY_PART = r"(?:[A-Za-z0-9_-]++|\"[^\"\n]*+\"|'[^'\n]*+')"
+# A run of key parts joined by dots, starting at a word's start only and never giving back, so
+# that the search itself stays linear. Strings are read as parts too: over-counting is harmless.
+_DOTTED = re.compile(r"(?<![A-Za-z0-9_-])" + _KEY_PART + r"(?:[ \t]*+\.[ \t]*+" + _KEY_PART +
+                     r")++")
+
+
+def long_dotted_key(text: str) -> int | None:
+    """The line of the first dotted key of more than MAX_KEY_PARTS parts in TOML `text`, or
+    None (a string value holding as many dots counts too; no spec has one)."""
+    for match in _DOTTED.finditer(text):
+        if match.group().count(".") >= MAX_KEY_PARTS:
+            return text.count("\n", 0, match.start()) + 1
+    return None
 
 
 def nesting(data: Any) -> int:
