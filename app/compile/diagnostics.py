@@ -10,7 +10,9 @@ from app.compile.model import Diagnostic
 
 _HEADER = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<kind>catastrophic error|fatal error|"
                      r"error|warning|remark|note)(?: #(?P<number>[\w-]+))?: (?P<message>.*)$")
-_CONTEXT = re.compile(r"^\s+(?P<what>.*?) at line (?P<line>\d+)"
+# One leading space, then a lazy `what` (stripped later): `\s+` before it tried every split of
+# a long run of leading spaces, each reading the rest of the line.
+_CONTEXT = re.compile(r"^\s(?P<what>.*?) at line (?P<line>\d+)"
                       r"(?: of (?:\"(?P<qfile>[^\"]+)\"|(?P<file>\S+)))?\s*$")
 _TOOL = re.compile(r"^(?P<tool>nvrtc|nvcc|ptxas|nvlink|Command-line)\s*(?P<kind>error|fatal|"
                    r"warning)\s*:\s*(?P<message>.*)$", re.IGNORECASE)
@@ -34,6 +36,19 @@ class LogContext:
     aliases: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     folder: str = ""
+    # each source split into lines once, not once per diagnostic
+    split: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
+
+    def source_line(self, name: str, line: int) -> str | None:
+        """Line `line` (1-based) of the source the compiler called `name`, None when
+        unknown."""
+        source = self.sources.get(name)
+        if source is None or line < 1:
+            return None
+        if name not in self.split:
+            self.split[name] = source.split("\n")
+        lines = self.split[name]
+        return lines[line - 1].rstrip("\r") if line <= len(lines) else None
 
     def display(self, name: str) -> str:
         """The name to show for a file the compiler named."""
@@ -91,7 +106,7 @@ def _located(lines: list[str], at: int, header: re.Match[str], context: LogConte
     column = None
     end = at + 1
     if end + 1 < len(lines) and _CARET.match(lines[end + 1]):
-        column = _column(lines[end], lines[end + 1], context.sources.get(reported), line)
+        column = _column(lines[end], lines[end + 1], context.source_line(reported, line))
         raw += lines[end:end + 2]
         end += 2
     notes = []
@@ -121,19 +136,19 @@ def _context_note(text: str, file: str, context: LogContext) -> Diagnostic | Non
     return Diagnostic(where, int(match.group("line")), None, "note", what, text.strip())
 
 
-def _column(echo: str, caret: str, source: str | None, line: int) -> int | None:
+def _column(echo: str, caret: str, user_line: str | None) -> int | None:
     """The 1-based character column the caret points at.
 
     EDG echoes the line after two spaces and puts the caret under the byte it means. When the
     echo is not the user's line (nvcc echoes it after macro expansion), the token under the
-    caret is looked up in the user's line instead; None when it cannot be found there.
+    caret is looked up in the user's line (`user_line`, None when unknown) instead; None
+    when it cannot be found there.
     """
     echoed = echo[2:] if echo.startswith("  ") else echo
     index = caret.index("^") - (2 if caret.startswith("  ") else 0)
     data = echoed.encode("utf-8", "replace")
     if index < 0 or index > len(data):
         return None
-    user_line = _source_line(source, line)
     if user_line is None or user_line == echoed:
         return len(data[:index].decode("utf-8", "ignore")) + 1
     before = data[:index].decode("utf-8", "ignore")
@@ -146,10 +161,3 @@ def _column(echo: str, caret: str, source: str | None, line: int) -> int | None:
         return None
     return spots[min(nth, len(spots) - 1)] + 1
 
-
-def _source_line(source: str | None, line: int) -> str | None:
-    """Line `line` (1-based) of `source`, None when unknown."""
-    if source is None or line < 1:
-        return None
-    lines = source.split("\n")
-    return lines[line - 1].rstrip("\r") if line <= len(lines) else None
