@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from app import cli_flags as flags
 from app import settings
 from app.commands.compare import stop_on_terminate
+from app.engine.verify.results import Verdict
 from app.fsutil import read_regular
 from app.plaintext import printable
 from app.review import audit
@@ -124,6 +125,10 @@ def _create(args: argparse.Namespace) -> int:
               f"{'signed' if made.signed else 'not signed: kernel-studio audit keygen'})")
         for name, status in statuses.items():
             print(f"  {name}: {status}")
+        for result in made.results:
+            line = Verdict.from_json(result["verdict"]).seeds_line()
+            if line:
+                print(f"  {result['name']}: {line}")
     if warning:
         print(warning, file=sys.stderr)
     return 0

@@ -16,7 +16,8 @@ from app.cases import check_case
 from app.commands.bench import parse_sweep
 from app.commands.verify import add_compiler_argument
 from app.engine.bench.runner import BenchOptions, cases_for
-from app.review.compare import compare_variants
+from app.plaintext import clear_line, rewrite_line
+from app.review.compare import compare_variants, fresh_seeds_line
 from app.review.evaluate import RunOptions
 from app.review.model import CompareReport
 from app.review.record import OUTCOMES, record, spec_subject
@@ -58,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _progress(text: str, fraction: float) -> None:
     """Progress on stderr, so that stdout stays the report."""
     if sys.stderr.isatty():
-        print(f"\r[{fraction:4.0%}] {text:<60}"[:80], end="", file=sys.stderr, flush=True)
+        rewrite_line(f"[{fraction:4.0%}] {text:<60}", 79)
 
 
 def _report_problem(path: Path | None) -> str | None:
@@ -133,8 +134,10 @@ def run(args: argparse.Namespace) -> int:
     report = compare_variants(variants, baseline, options,
                               progress=None if args.json else _progress)
     if sys.stderr.isatty() and not args.json:
-        print("\r" + " " * 80 + "\r", end="", file=sys.stderr)
+        clear_line(80)
     print(json.dumps(report.to_json(), indent=2) if args.json else describe_compare(report))
+    if not args.json and fresh_seeds_line(report):
+        print(fresh_seeds_line(report))
     _record(report, [spec_subject(v.spec) for v in variants])
     if args.report is not None:
         try:

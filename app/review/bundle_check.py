@@ -10,18 +10,21 @@ Bundled kernels and references are code from elsewhere: verification runs them w
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.engine.verify.results import UNDECIDED, RunResult, Verdict
+from app.engine.verify.runs import VerifyOptions
+from app.engine.verify.verifier import verify
 from app.plaintext import printable
 from app.review.bundle import Bundle, BundleError
 from app.review.environment import environment, gpu_names
-from app.review.evaluate import RunOptions, time_specs, verify_on
+from app.review.evaluate import RunOptions, time_specs
 from app.review.model import BundleCheck, CompileFacts, Item, SpecCheck, Timing
 from app.review.profile import compile_facts
 from app.review.text import case_text
-from app.spec import Spec, SpecError, load_spec
+from app.spec import Case, Spec, SpecError, load_spec
 
 Progress = Callable[[str, float], None]
 COMPILE_FIELDS = ("ok", "registers", "shared_static_bytes", "local_bytes", "spill_stores_bytes",
@@ -29,6 +32,8 @@ COMPILE_FIELDS = ("ok", "registers", "shared_static_bytes", "local_bytes", "spil
 # Times on another machine, or another day, move: a median within this factor of the claim
 # agrees.
 TIME_FACTOR = 1.25
+# The seeds a claim's maker drew at random, checked again here: a few are enough.
+MAX_CLAIMED_FRESH = 8
 
 
 def _run_key(run: dict[str, Any] | RunResult) -> str:
@@ -103,22 +108,108 @@ def _spec_at(folder: Path, member: str, specs: list[str]) -> Spec:
                           f"{printable(error, 2000)}") from None
 
 
-def _claim_options(claim: dict[str, Any], spec: Spec) -> tuple[list[Any], int]:
-    """The cases and seeds the claim was verified on (the spec's own when it does not say);
-    BundleError for a case with a variable the spec does not know, or without one that every
-    case of the spec defines (open_bundle has checked their types and limits)."""
-    cases = claim.get("cases")
-    seeds = claim.get("seeds")
+@dataclass
+class ClaimPlan:
+    """What one claim is checked on here: the spec's own cases, with any the claim adds, and
+    at least the spec's seeds, plus the seeds the claim drew when it was made (fresh seeds of
+    this check are drawn by the engine on top); and how much of the spec the claim covers."""
+
+    cases: list[Case]
+    seeds: int
+    claimed_fresh: tuple[int, ...]
+    uncovered_cases: list[Case]
+    claimed_seeds: int
+
+
+def _same_case(one: Any, other: Any) -> bool:
+    """Whether two cases give every variable the same value."""
+    return sorted(dict(one).items()) == sorted(dict(other).items())
+
+
+def _check_cases(claim: dict[str, Any], spec: Spec, cases: list[Any]) -> None:
+    """BundleError for a claimed case with a variable the spec does not know, or without one
+    that every case of the spec defines (open_bundle has checked their types and limits)."""
     known = {key for case in spec.cases for key in case}
     needed = set.intersection(*(set(case) for case in spec.cases)) if spec.cases else set()
-    for case in cases or []:
+    for case in cases:
         unknown, missing = sorted(set(case) - known), sorted(needed - set(case))
         if unknown or missing:
             what = (f"a variable {unknown[0]!r} that the spec does not know" if unknown else
                     f"no value for {missing[0]!r}")
             raise BundleError(f"a claimed case of {claim.get('name')} has {what}; refused")
-    return (list(cases) if isinstance(cases, list) and cases else list(spec.cases),
-            int(seeds) if isinstance(seeds, int) and seeds > 0 else spec.seeds)
+
+
+def _claimed_fresh(claim: dict[str, Any], seeds: int) -> tuple[int, ...]:
+    """The seeds of the claim's runs beyond its first `seeds` (those its maker drew at
+    random), so they are checked here too; at most MAX_CLAIMED_FRESH, each a valid seed."""
+    found: list[int] = []
+    for run in dict(claim.get("verdict") or {}).get("runs") or []:
+        seed = run.get("seed") if isinstance(run, dict) else None
+        if (isinstance(seed, int) and not isinstance(seed, bool) and seeds <= seed < 2**32
+                and seed not in found):
+            found.append(seed)
+    return tuple(found[:MAX_CLAIMED_FRESH])
+
+
+def _claim_options(claim: dict[str, Any], spec: Spec) -> ClaimPlan:
+    """What the claim is checked on (ClaimPlan). The spec's own cases and seeds always run: a
+    claim that names fewer (a maker who verified only {n=1}) covers less than the spec asks
+    and is reported so, never taken as the whole truth. BundleError for unusable cases."""
+    cases = claim.get("cases")
+    claimed_cases = list(cases) if isinstance(cases, list) and cases else list(spec.cases)
+    _check_cases(claim, spec, claimed_cases)
+    seeds = claim.get("seeds")
+    claimed_seeds = (seeds if isinstance(seeds, int) and not isinstance(seeds, bool)
+                     and seeds > 0 else spec.seeds)
+    extra = [c for c in claimed_cases if not any(_same_case(c, s) for s in spec.cases)]
+    uncovered = [s for s in spec.cases if not any(_same_case(s, c) for c in claimed_cases)]
+    run_seeds = max(claimed_seeds, spec.seeds)
+    return ClaimPlan(list(spec.cases) + extra, run_seeds, _claimed_fresh(claim, run_seeds),
+                     uncovered, claimed_seeds)
+
+
+def _coverage_items(plan: ClaimPlan, spec: Spec) -> list[Item]:
+    """A difference for each part of the spec the claim did not cover (cases, seeds)."""
+    items = []
+    if plan.uncovered_cases:
+        total = len(spec.cases)
+        covered = total - len(plan.uncovered_cases)
+        missing = ", ".join(case_text(dict(c)) for c in plan.uncovered_cases[:8])
+        items.append(Item("cases covered", f"{covered} of {total} of the spec's cases",
+                          f"all {total} run here", True,
+                          f"claim covers {covered} of {total} cases: it leaves out {missing}"))
+    if plan.claimed_seeds < spec.seeds:
+        items.append(Item("seeds covered", f"{plan.claimed_seeds} of {spec.seeds} seeds",
+                          f"all {spec.seeds} run here", True,
+                          f"claim covers {plan.claimed_seeds} of the spec's {spec.seeds} seeds"))
+    return items
+
+
+def _fresh_items(verdict: Verdict) -> list[Item]:
+    """The seeds drawn here, which no maker could have known, and each of their runs that
+    failed (a claim of "passed" holds for every input, these included)."""
+    if not verdict.fresh_seeds:
+        return []
+    fresh = ", ".join(map(str, verdict.fresh_seeds))
+    items = [Item("fresh seeds", "(none: drawn here)", fresh, False,
+                  f"seeds drawn at random for this check: {fresh}; replay one with "
+                  f"kernel-studio verify SPEC --seed {verdict.fresh_seeds[0]}")]
+    for run in verdict.runs:
+        if run.seed in verdict.fresh_seeds and not run.passed:
+            items.append(Item(f"{_run_key(run)} (fresh seed)", "passed (claimed for any input)",
+                              str(run.status), True, run.message[:300]))
+    return items
+
+
+def _verify_plan(spec: Spec, plan: ClaimPlan, options: RunOptions,
+                 progress: Progress) -> Verdict:
+    """Verify the spec on the plan's cases and seeds, the claim's drawn seeds and fresh ones
+    (the engine draws them: VerifyOptions.random_seeds)."""
+    verify_options = VerifyOptions(backend=options.backend, seeds=plan.seeds,
+                                   cases=list(plan.cases), timeout=options.timeout,
+                                   arch=options.arch, trusted=options.trusted,
+                                   compiler=options.compiler, extra_seeds=plan.claimed_fresh)
+    return verify(spec, verify_options, progress=progress)
 
 
 def check_one(claim: dict[str, Any], folder: Path, options: RunOptions, same_gpu: bool,
@@ -126,17 +217,18 @@ def check_one(claim: dict[str, Any], folder: Path, options: RunOptions, same_gpu
     """Obtain one spec's results again and compare them with its claim."""
     member = str(claim.get("spec", ""))
     spec = _spec_at(folder, member, specs)
-    cases, seeds = _claim_options(claim, spec)
+    plan = _claim_options(claim, spec)
     facts = compile_facts(spec, str(claim.get("compile", {}).get("arch") or "") or options.arch,
                           options.compiler)
-    verdict = verify_on(spec, cases, seeds, options, progress)
+    verdict = _verify_plan(spec, plan, options, progress)
     name = str(claim.get("name", member))
     claimed_timing = dict(claim.get("timing") or {})
     wants_timing = bool(claimed_timing.get("rows")) and verdict.passed
     timing = time_specs([(name, spec)] if wants_timing else [], None, options, progress)
     claimed_verdict = dict(claim.get("verdict") or {})
     check = SpecCheck(name, member, verdict, facts, timing, str(claimed_verdict.get("status")))
-    check.items = (_verdict_items(claimed_verdict, verdict) +
+    check.items = (_coverage_items(plan, spec) + _verdict_items(claimed_verdict, verdict) +
+                   _fresh_items(verdict) +
                    _compile_items(dict(claim.get("compile") or {}), facts) +
                    _timing_items(claimed_timing, timing, same_gpu))
     return check

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.compile import MAX_SOURCE_BYTES
+from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS, draw_seeds
 from app.review.evaluate import RunOptions, time_specs, verify_on
 from app.review.model import CompareReport, VariantResult
 from app.review.profile import compile_facts
@@ -38,12 +39,13 @@ def _scaled(progress: Progress, start: float, part: float, prefix: str) -> Progr
     return report
 
 
-def _one(variant: Variant, base: Variant, options: RunOptions,
-         progress: Progress) -> VariantResult:
-    """Compile and verify one variant on the baseline's cases and seeds."""
+def _one(variant: Variant, base: Variant, options: RunOptions, progress: Progress,
+         fresh: tuple[int, ...]) -> VariantResult:
+    """Compile and verify one variant on the baseline's cases and seeds and the fresh ones."""
     progress("compiling", 0.0)
     facts = compile_facts(variant.spec, options.arch, options.compiler)
-    verdict = verify_on(variant.spec, list(base.spec.cases), base.spec.seeds, options, progress)
+    verdict = verify_on(variant.spec, list(base.spec.cases), base.spec.seeds, options, progress,
+                        fresh)
     return VariantResult(variant.name, str(variant.path), variant.spec.source,
                          read_source(variant), facts, verdict)
 
@@ -53,7 +55,10 @@ def compare_variants(variants: list[Variant], baseline: Variant, options: RunOpt
     """Compile and verify every variant, then time the ones that passed."""
     progress = progress or (lambda _t, _f: None)
     share = 0.6 / len(variants)
-    results = [_one(v, baseline, options, _scaled(progress, i * share, share, v.name))
+    # The baseline's seeds give inputs anyone can compute: every variant also runs on seeds
+    # drawn now, the same for all of them (app.engine.verify.seeds).
+    fresh = draw_seeds(DEFAULT_RANDOM_SEEDS, range(baseline.spec.seeds))
+    results = [_one(v, baseline, options, _scaled(progress, i * share, share, v.name), fresh)
                for i, v in enumerate(variants)]
     passing = [(v.name, v.spec) for v, r in zip(variants, results, strict=True)
                if r.verdict.passed]
@@ -61,3 +66,11 @@ def compare_variants(variants: list[Variant], baseline: Variant, options: RunOpt
     progress("done", 1.0)
     return CompareReport(baseline.name, results, timing, [dict(c) for c in baseline.spec.cases],
                          baseline.spec.seeds)
+
+
+def fresh_seeds_line(report: CompareReport) -> str:
+    """Which seeds were drawn for this compare, and how to replay one ('' when none ran)."""
+    verdict = next((v.verdict for v in report.variants if v.verdict.fresh_seeds), None)
+    if verdict is None:
+        return ""
+    return verdict.seeds_line().replace("this run", "this compare (the same for every variant)")

@@ -45,11 +45,16 @@ class RunOptions:
 
 
 def verify_on(spec: Spec, cases: list[Case], seeds: int, options: RunOptions,
-              progress: Progress | None = None) -> Verdict:
-    """Verify one spec on the given cases and seeds (the same for every variant)."""
+              progress: Progress | None = None,
+              fresh_seeds: tuple[int, ...] | None = None) -> Verdict:
+    """Verify one spec on the given cases and seeds (the same for every variant), and on
+    `fresh_seeds` (seeds drawn at random, shared by every variant) or, without them, on one
+    the engine draws for this verification."""
+    fresh = {} if fresh_seeds is None else {"random_seeds": 0, "fresh_seeds": fresh_seeds}
     verify_options = VerifyOptions(backend=options.backend, seeds=seeds, cases=list(cases),
                                    timeout=options.timeout, arch=options.arch,
-                                   trusted=options.trusted, compiler=options.compiler)
+                                   trusted=options.trusted, compiler=options.compiler,
+                                   **fresh)  # type: ignore[arg-type]
     return verify(spec, verify_options, progress=progress)
 
 

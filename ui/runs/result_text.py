@@ -8,7 +8,14 @@ from __future__ import annotations
 import math
 import re
 
-from app.engine.verify.results import PLAIN_WORDS, Finding, RunResult, Status, Verdict
+from app.engine.verify.results import (
+    PLAIN_WORDS,
+    START_WORDS,
+    Finding,
+    RunResult,
+    Status,
+    Verdict,
+)
 
 # The engine speaks to the command line; the window has menus for the same things.
 GUI_PHRASES: tuple[tuple[str, str], ...] = (
@@ -82,6 +89,11 @@ def run_message(run: RunResult) -> str:
     return "" if run.passed else PLAIN_WORDS.get(run.status, "")
 
 
+def seed_text(seed: int, fresh: list[int]) -> str:
+    """The seed column: a seed drawn at random for this run says so."""
+    return f"{seed} (fresh)" if seed in fresh else str(seed)
+
+
 def run_seconds(run: RunResult, time_limit: float | None) -> str:
     """The seconds column: the kernel's time, or the limit a killed kernel ran into."""
     if run.status == Status.TIMEOUT:
@@ -94,6 +106,8 @@ def run_details(run: RunResult, time_limit: float | None = None) -> str:
     lines = [f"case {{{case_text(run.case)}}}, seed {run.seed}: {run.status}"]
     if PLAIN_WORDS.get(run.status):
         lines.append(PLAIN_WORDS[run.status])
+    if not run.passed and run.start in START_WORDS:
+        lines.append(f"In this run the {START_WORDS[run.start]}.")
     if run.status == Status.TIMEOUT and time_limit:
         lines.append(f"The time limit is {time_limit:g} s per launch (Settings > Time limit).")
     if run.message:

@@ -33,6 +33,7 @@ from ui.runs.result_text import (
     run_details,
     run_message,
     run_seconds,
+    seed_text,
     summary_text,
 )
 from ui.runs.run_stages import HINTS, job_stage
@@ -141,7 +142,7 @@ class ResultsPane(QWidget):
         self._verdict = verdict
         self._show_badge_and_message(verdict)
         self.timing.setVisible(False)
-        self._fill_runs(verdict.runs)
+        self._fill_runs(verdict.runs, verdict.fresh_seeds)
         self.select_run(first_failure(verdict))
 
     def _show_badge_and_message(self, verdict: Verdict) -> None:
@@ -150,8 +151,10 @@ class ResultsPane(QWidget):
         words = PLAIN_WORDS.get(verdict.status, "")
         device = verdict.device.get("name") or verdict.backend
         emulated = " (CPU emulation)" if verdict.emulated else ""
+        # The seeds drawn for this run, so a failure on one of them can be replayed.
+        seeds = f"\n{verdict.seeds_line()}" if verdict.fresh_seeds else ""
         self.message.setText(f"{gui_words(verdict.message)}\n{words}\nbackend: "
-                             f"{device}{emulated}".strip())
+                             f"{device}{emulated}{seeds}".strip())
 
     def show_bench(self, report: BenchReport) -> None:
         """Show a timing report: badge, message, and the report's own table. A refusal to time
@@ -180,12 +183,13 @@ class ResultsPane(QWidget):
         self.timing.setText(text)
         self.timing.setVisible(True)
 
-    def _fill_runs(self, runs: list[RunResult]) -> None:
-        """One row per case and seed, failures coloured."""
+    def _fill_runs(self, runs: list[RunResult], fresh: list[int] | None = None) -> None:
+        """One row per case and seed (a seed drawn for this run marked fresh), failures
+        coloured."""
         self.runs.blockSignals(True)  # the selection is set once the rows are filled
         self.runs.setRowCount(len(runs))
         for row, run in enumerate(runs):
-            values = [case_text(run.case), str(run.seed), run.status,
+            values = [case_text(run.case), seed_text(run.seed, fresh or []), run.status,
                       run_seconds(run, self.time_limit()), run_message(run)]
             for column, value in enumerate(values):
                 item = QTableWidgetItem(value)
