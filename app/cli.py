@@ -17,6 +17,7 @@ from types import ModuleType
 
 from app import __version__, offline
 from app import commands as commands_package
+from app.plaintext import terminal_safe
 from app.review.record import record_command
 
 # Modules whose command is named otherwise (`import` is a Python keyword, so no module's name).
@@ -54,7 +55,16 @@ def build_parser(modules: dict[str, ModuleType]) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse the command line, run the subcommand, return its exit code."""
+    """Parse the command line, run the subcommand, return its exit code. Everything any command
+    writes to stdout and stderr is escaped on the way (plaintext.terminal_safe): text from a
+    file, a compiler, a reference, a model or the audit log never reaches a terminal raw, and a
+    new command cannot forget it. JSON stays JSON (json.dumps escapes every C0 control)."""
+    with terminal_safe():
+        return _run(argv)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """main's work, inside the escaping streams."""
     offline.enforce()
     parser = build_parser(_command_modules())
     args = parser.parse_args(argv)

@@ -13,6 +13,7 @@ from app.assist.quant import DEVICES, QUANTIZATIONS
 from app.assist.session import ModelSession
 from app.assist.skills import load_skills, skill_folders
 from app.assist.teach.adapters import AUTO, resolve_adapter
+from app.plaintext import clear_line, rewrite_line
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,12 +61,12 @@ class StderrProgress:
         line = f"[{fraction:4.0%}] {message}"[:78]
         if self.enabled and line != self.last:
             self.last = line
-            print(f"\r{line:<78}", end="", file=sys.stderr, flush=True)
+            rewrite_line(line, 78)
 
     def done(self) -> None:
         """Clear the progress line."""
         if self.enabled and self.last:
-            print("\r" + " " * 78 + "\r", end="", file=sys.stderr, flush=True)
+            clear_line(78)
 
 
 def session_from_args(args: argparse.Namespace, progress: StderrProgress) -> ModelSession:

@@ -15,6 +15,7 @@ from app.engine.bench.reports import BenchReport
 from app.engine.bench.runner import BenchOptions, bench_file, cases_for
 from app.engine.verify.results import Status
 from app.engine.worker.timing import TimingMode
+from app.plaintext import clear_line, rewrite_line
 from app.spec import SpecError, load_spec
 
 HELP = ("time a kernel on the GPU: median and spread, GB/s, GFLOP/s, A/B and sweeps "
@@ -71,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _progress(text: str, fraction: float) -> None:
     """Progress on stderr, so that stdout stays the report."""
     if sys.stderr.isatty():
-        print(f"\r[{fraction:4.0%}] {text:<60}"[:80], end="", file=sys.stderr, flush=True)
+        rewrite_line(f"[{fraction:4.0%}] {text:<60}", 79)
 
 
 def _usage_error(args: argparse.Namespace) -> str | None:
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         return _print(BenchReport(Status.SPEC_ERROR, problem), args.json)
     report = bench_file(args.spec, options, progress=None if args.json else _progress)
     if sys.stderr.isatty() and not args.json:
-        print("\r" + " " * 80 + "\r", end="", file=sys.stderr)
+        clear_line(80)
     return _print(report, args.json)
 
 

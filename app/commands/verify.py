@@ -15,6 +15,7 @@ from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS
 from app.engine.verify.speccheck import brief_warnings
 from app.engine.verify.verifier import verify_file
+from app.plaintext import clear_line, rewrite_line
 from app.spec import Compiler, SpecError, load_spec
 
 HELP = "verify a kernel against its reference (exit 0 passed, 1 failed, 2 bad spec, 3 undecided)"
@@ -118,7 +119,7 @@ def _spec_seeds(path: str) -> int:
 def _progress(text: str, fraction: float) -> None:
     """Progress on stderr, so that stdout stays the verdict."""
     if sys.stderr.isatty():
-        print(f"\r[{fraction:4.0%}] {text:<50}", end="", file=sys.stderr, flush=True)
+        rewrite_line(f"[{fraction:4.0%}] {text:<50}", 60)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -150,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     verdict = verify_file(args.spec, options, progress=None if args.json else _progress)
     if sys.stderr.isatty() and not args.json:
-        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+        clear_line(60)
     print(json.dumps(verdict.to_json(), indent=2) if args.json else verdict.describe())
     if verdict.passed and not args.json and not args.case:
         _warn_if_weak(args.spec)
