@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.engine.worker.backends.base import BackendError
-from app.engine.worker.backends.cpu import imports, sealed, source, toolchain
+from app.engine.worker.backends.cpu import imports, macros, sealed, source, toolchain
 from app.engine.worker.backends.cpu.toolchain import Toolchain
 from app.fsutil import atomic_write_text
 
@@ -60,7 +60,7 @@ def _c_string(text: str) -> str:
     return json.dumps(text)
 
 
-def wrapper(text: str, source_path: str, entry: str) -> str:
+def wrapper(text: str, source_path: str, entry: str, defines: str = "") -> str:
     """The translation unit handed to the host compiler: the emulation header, the rewritten
     source (its lines numbered as in the user's file), then the launcher for `entry`."""
     try:
@@ -69,7 +69,7 @@ def wrapper(text: str, source_path: str, entry: str) -> str:
         raise BackendError("unsupported", str(error)) from None
     if not body.endswith("\n"):
         body += "\n"
-    return (f'#include "{toolchain.HEADER}"\n'
+    return (f'#include "{toolchain.HEADER}"\n{defines}'
             f"#line 1 {_c_string(source_path)}\n{body}"
             f"#line 1 {_c_string(toolchain.LAUNCHER_FILE)}\n"
             + LAUNCHER.format(entry=entry, name=_c_string(entry),
@@ -79,6 +79,24 @@ def wrapper(text: str, source_path: str, entry: str) -> str:
 def _own_files() -> tuple[str, ...]:
     """Paths the preprocessor reports for the emulation's own headers."""
     return tuple(str(p) for p in toolchain.NATIVE.rglob("*.h")) + (toolchain.LAUNCHER_FILE,)
+
+
+def refuse_host_macros(preprocessed: str, refused: dict[str, str]) -> None:
+    """Raise "unsupported" when a user file names a macro whose value here cannot be NVRTC's
+    (the host compiler's __GNUC__, __x86_64__, ...): it could take another #if branch than the
+    GPU does. Files are scanned as written, comments and strings aside."""
+    skip = SYSTEM_PREFIXES + (str(toolchain.NATIVE),)
+    for file in sorted(source.included_files(preprocessed, skip)):
+        try:
+            text = Path(file).read_bytes()[:HEADER_LIMIT].decode("utf-8", "replace")
+        except OSError:
+            continue
+        found = macros.find_refused(source.mask(text), refused)
+        if found:
+            name, why, line = found
+            raise BackendError("unsupported", f"not supported by the CPU backend: the "
+                               f"predefined macro {name} ({why}; the CPU build cannot give it "
+                               f"the GPU's value) ({file}:{line})")
 
 
 def refuse_unsupported(preprocessed: str) -> None:
@@ -131,10 +149,12 @@ def _record(manifest: Path, library: Path, preprocessed: str, source_path: str) 
 
 
 def build(compiler: Toolchain, text: str, source_path: str, source_dir: str | None,
-          options: list[str], entry: str) -> BuiltKernel:
-    """The kernel's library, built or taken from the cache; BackendError when it cannot be."""
+          options: list[str], entry: str, record: bool = False) -> BuiltKernel:
+    """The kernel's library, built or taken from the cache; BackendError when it cannot be.
+    `record`: this is the parent, which may write the record of predefined macros."""
     flags = toolchain.host_options(options, source_dir)
-    unit = wrapper(text, source_path, entry)
+    survey = macros.survey(compiler, record)
+    unit = wrapper(text, source_path, entry, macros.defines(survey))
     manifest = _manifest(compiler, unit, flags, source_dir)
     library = _recorded_library(manifest)
     if library is None:
@@ -142,6 +162,7 @@ def build(compiler: Toolchain, text: str, source_path: str, source_dir: str | No
         if problem:
             raise toolchain.explain_failure(problem, entry)
         refuse_unsupported(preprocessed)
+        refuse_host_macros(preprocessed, survey["refused"])
         library, problem = toolchain.kernel_library(compiler, preprocessed, flags)
         if problem:
             raise toolchain.explain_failure(problem, entry)
@@ -168,4 +189,5 @@ def prebuild(message: dict[str, Any]) -> None:
             from None
     toolchain.runtime_library(compiler)
     build(compiler, text, source_path, message.get("source_dir"),
-          [str(o) for o in message.get("options", [])], str(message.get("entry", "")))
+          [str(o) for o in message.get("options", [])], str(message.get("entry", "")),
+          record=True)

@@ -156,8 +156,8 @@ static inline void __brkpt(void) { ks_trap("__brkpt() was called"); }
 #endif
 #define __CUDACC_RTC__ 1
 #define __CUDA_ARCH__ 900
-#define __CUDACC_VER_MAJOR__ 12
-#define __CUDACC_VER_MINOR__ 8
+// The other macros NVRTC predefines (__CUDACC_VER_MAJOR__, ...) come with NVRTC's own values from
+// macros.py, right after this header.
 
 // `extern __shared__ T name[];` at namespace scope becomes one of these (see source.py): it
 // stands for the running block's dynamic shared memory wherever it is used.
