@@ -18,7 +18,7 @@ from app import expr
 from app.dtypes import lookup
 from app.engine.verify import checks
 from app.engine.verify.impostors import Forgery, Lab, Trial, judge, other_seed, show_case
-from app.spec import Arg, Case
+from app.spec import Arg, Case, Spec
 
 Array = np.ndarray[Any, Any]
 # atol above this share of the median |expected| of a case lets errors of that size through.
@@ -41,6 +41,9 @@ FEW_VALUES = 4
 HUGE = 2**24
 # Inits that start an accumulator deliberately; few distinct values are the point there.
 STARTING_STATES = ("zeros", "ones")
+# A bench case whose size variable passes this many times the largest verified value of it runs
+# where no verify case looked: loops and reductions over that size accumulate more rounding.
+BENCH_BEYOND = 4.0
 
 
 class WarningKind(StrEnum):
@@ -54,6 +57,7 @@ class WarningKind(StrEnum):
     NO_PARTIAL_BLOCK = "no_partial_block"
     NO_STRIDE_LOOP = "no_stride_loop"
     FEW_DISTINCT_VALUES = "few_distinct_values"
+    BENCH_BEYOND_VERIFIED = "bench_beyond_verified"
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,7 @@ def find_warnings(lab: Lab) -> list[SpecWarning]:
     """Every warning for the spec in `lab`, in a fixed order."""
     return (_loose_atol(lab) + _loose_rtol(lab) + _identity_scalars(lab)
             + _seed_independent(lab) + _constant_outputs(lab) + _launch_coverage(lab)
-            + _few_distinct(lab))
+            + _few_distinct(lab) + bench_beyond_verified(lab.spec))
 
 
 def _pair(lab: Lab, index: int) -> tuple[Trial, Trial]:
@@ -124,15 +128,46 @@ def _magnitudes(trials: tuple[Trial, ...], name: str) -> Array:
     return np.concatenate(parts)
 
 
-def _atol_share(lab: Lab, index: int, arg: Arg) -> tuple[float, float, float]:
-    """(atol, median |expected|, atol / median) for one output in one case. The atol is the
-    one the verifier uses: the spec's, else checks.default_atol (the dtype's, scaled down for
-    outputs below 1), applied here to the sample the median comes from."""
+@dataclass(frozen=True)
+class _AtolShare:
+    """An output's atol against its expected values in one case."""
+
+    atol: float
+    median: float  # of |expected|
+    below: float  # the share of elements whose |expected| is under atol
+
+    @property
+    def share(self) -> float:
+        """atol / median (0 when the median is 0: nothing to compare with)."""
+        return self.atol / self.median if self.median > 0 else 0.0
+
+
+def _atol_share(lab: Lab, index: int, arg: Arg) -> _AtolShare:
+    """One output's atol, median |expected| and share of elements below atol in one case. The
+    atol is the one the verifier uses: the spec's, else checks.default_atol (the dtype's,
+    scaled down for outputs below 1), applied here to the sample the median comes from."""
     magnitudes = _magnitudes(_samples(lab, index), arg.name)
     median = float(np.median(magnitudes)) if magnitudes.size else 0.0
     dtype = lookup(arg.dtype)
     atol = lab.spec.atol if lab.spec.atol is not None else checks.default_atol(dtype, magnitudes)
-    return atol, median, (atol / median if median > 0 else 0.0)
+    below = float(np.mean(magnitudes < atol)) if magnitudes.size else 0.0
+    return _AtolShare(atol, median, below)
+
+
+def _atol_advice(name: str, found: _AtolShare, cases: int, worst: str) -> str:
+    """The loose-atol warning in words a person can act on: how atol compares with the values
+    (never a percentage past 100), what that lets through, and the atol to use instead."""
+    suggested = f"{found.median * ATOL_SHARE:.1g}"
+    where = f"in {cases} case(s), at worst {worst}"
+    if found.share >= 1:
+        return (f"atol {found.atol:.3g} is larger than most expected |{name}| values (median "
+                f"{found.median:.2g}) {where}: {found.below:.0%} of its elements are below atol "
+                "and barely checked (an error as large as the value itself passes there); "
+                f"lower atol to about {suggested}, or scale the inputs so the outputs are not "
+                "that small")
+    return (f"atol {found.atol:.3g} is about 1/{round(1 / found.share)} of the median expected "
+            f"|{name}| ({found.median:.2g}) {where}: errors of that size pass unnoticed; lower "
+            f"atol to about {suggested} and let rtol cover the large values")
 
 
 def _loose_atol(lab: Lab) -> list[SpecWarning]:
@@ -141,16 +176,55 @@ def _loose_atol(lab: Lab) -> list[SpecWarning]:
     for arg in (a for a in lab.outputs if lookup(a.dtype).is_float):
         shares = {index: _atol_share(lab, index, arg) for index in range(len(lab.resolved))}
         # The slack keeps a default atol of exactly 1% of the median (float16's) from warning.
-        loose = [i for i, (_atol, _median, share) in shares.items()
-                 if share > ATOL_SHARE * (1 + 1e-9)]
+        loose = [i for i, found in shares.items() if found.share > ATOL_SHARE * (1 + 1e-9)]
         if loose:
-            worst = max(loose, key=lambda i: shares[i][2])
-            atol, median, share = shares[worst]
-            warnings.append(SpecWarning(WarningKind.LOOSE_ATOL, (
-                f"atol {atol:.3g} is more than {ATOL_SHARE:.0%} of the typical |{arg.name}| in "
-                f"{len(loose)} case(s), at worst {share:.0%} of {median:.3g} in case "
-                f"{show_case(lab.resolved[worst].case)}: errors that large pass unnoticed; "
-                "lower atol and let rtol cover the large values"), _cases(lab, loose)))
+            worst = max(loose, key=lambda i: shares[i].share)
+            warnings.append(SpecWarning(WarningKind.LOOSE_ATOL, _atol_advice(
+                arg.name, shares[worst], len(loose), f"in {show_case(lab.resolved[worst].case)}"),
+                _cases(lab, loose)))
+    return warnings
+
+
+def _bench_elements(spec: Spec, arg: Arg) -> int:
+    """How many elements an output has in the bench case (0 when its shape cannot be worked
+    out there: spec-check reports bad expressions elsewhere)."""
+    try:
+        return math.prod(expr.evaluate_int(t, spec.bench_case, arg.name) for t in arg.shape)
+    except (ValueError, TypeError, ArithmeticError):
+        return 0
+
+
+def _reduced(spec: Spec) -> set[str]:
+    """The bench case's size variables that some float output with many elements is reduced
+    over: used by no output's shape (K of a matmul), so each element sums more terms as they
+    grow, and with many elements some sum to near zero, where only atol holds (a single total,
+    as a sum of everything, is large and held by rtol). A variable an output's shape uses sizes
+    the output instead: each element sees the same work at any size."""
+    outputs = [a for a in spec.args if a.is_buffer and a.kind in ("out", "inout")]
+    if not any(lookup(a.dtype).is_float and _bench_elements(spec, a) > 1 for a in outputs):
+        return set()
+    shaped = {name for arg in outputs for text in arg.shape for name in expr.names(text)}
+    return set(spec.bench_case) - shaped
+
+
+def bench_beyond_verified(spec: Spec) -> list[SpecWarning]:
+    """One warning per reduced size variable (_reduced) whose [bench] value passes BENCH_BEYOND
+    times the largest value any verify case gives it: bench checks its results against the same
+    tolerances, and a reduction over that size accumulates more rounding than any verify case
+    showed."""
+    warnings = []
+    for name, value in spec.bench_case.items():
+        if name not in _reduced(spec):
+            continue
+        verified = [c[name] for c in spec.cases if isinstance(c.get(name), int | float)]
+        largest = max(verified, default=0)
+        if largest <= 0 or value <= BENCH_BEYOND * largest:
+            continue
+        warnings.append(SpecWarning(WarningKind.BENCH_BEYOND_VERIFIED, (
+            f"bench case {name}={value} is {value / largest:.0f}x the largest verified {name} "
+            f"({largest}): a loop or reduction over {name} accumulates more rounding error "
+            "there than any verify case shows, and bench checks it against the same rtol/atol; "
+            f"add a verify case near {name}={value}, or loosen rtol"), [dict(spec.bench_case)]))
     return warnings
 
 
