@@ -23,6 +23,9 @@ NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_SKILL_BYTES = 256 * 1024
+# Name, description and a few fields fit in far less; the YAML reader is slow (about 1 s for
+# 100 KiB), so a larger front matter is refused before it is read.
+MAX_FRONT_MATTER = 16 * 1024
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 # Words too common in kernel talk to say what a skill is about.
 _COMMON = frozenset("""the and for all any one two not are use can its has was but how per get
@@ -82,10 +85,16 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         raise SkillError("SKILL.md must start with YAML front matter between '---' lines")
     for index in range(1, len(lines)):
         if lines[index].strip() == "---":
+            front = "".join(lines[1:index])
+            if len(front) > MAX_FRONT_MATTER:
+                raise SkillError(f"the front matter has {len(front)} characters; at most "
+                                 f"{MAX_FRONT_MATTER} (put long text in the body)")
             try:
-                data = yaml.safe_load("".join(lines[1:index])) or {}
+                data = yaml.safe_load(front) or {}
             except yaml.YAMLError as error:
                 raise SkillError(f"the front matter is not valid YAML: {error}") from None
+            except RecursionError:
+                raise SkillError("the front matter nests too deeply to read") from None
             if not isinstance(data, dict):
                 raise SkillError("the front matter must be a mapping of fields")
             return data, "".join(lines[index + 1:])
@@ -119,6 +128,11 @@ def _metadata(data: dict[str, Any]) -> dict[str, str]:
     value = data.get("metadata") or {}
     if not isinstance(value, dict):
         raise SkillError("'metadata' must be a mapping")
+    # Only scalars: a YAML alias can make a small list stand for an exponentially large one,
+    # which str() would then write out.
+    scalar = str | int | float | bool
+    if not all(isinstance(k, scalar) and isinstance(v, scalar | None) for k, v in value.items()):
+        raise SkillError("'metadata' must map names to text, as the Agent Skills layout says")
     return {str(k): str(v) for k, v in value.items()}
 
 
