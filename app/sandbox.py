@@ -25,6 +25,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,8 @@ SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/et
                 "/etc/localtime")
 # Variables a sandboxed program may see; everything else (tokens, proxies, ...) stays out.
 PASSED_VARIABLES = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONHASHSEED",
-                    "PYTHONDONTWRITEBYTECODE", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH")
+                    "PYTHONDONTWRITEBYTECODE", "PYTHONSAFEPATH", "CUDA_HOME", "CUDA_PATH",
+                    "LD_LIBRARY_PATH")
 PASSED_PREFIXES = ("LC_", "KERNEL_STUDIO_", "OMP_", "OPENBLAS_", "MKL_", "NVIDIA_")
 PROBE_TIMEOUT = 20.0
 LIMIT_WORDS = "memory, CPU seconds, file size, open files and processes"
@@ -52,6 +54,9 @@ NAMESPACE_FLAGS = ((*COMMON_FLAGS, "--unshare-user", "--disable-userns"),
                    (*COMMON_FLAGS, "--unshare-user"), COMMON_FLAGS)
 MIB = 1 << 20
 GIB = 1 << 30
+# Every folder handed to a sandbox as writable in this process: no Python we start may import
+# from one (python_environment), whatever PYTHONPATH says.
+_WRITABLE: set[Path] = set()
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,52 @@ def read_shared(path: Path, size: int) -> bytearray:
         if handle.readinto(data) != size:
             raise OSError(f"{path.name} changed while it was read")
     return data
+
+
+def python_command(*arguments: str) -> list[str]:
+    """This interpreter with `arguments`, never reading code from its working folder: -P keeps
+    the working folder (for -m and -c) and a script's folder off sys.path, where `python -m`
+    would put it first (a planted app/__init__.py there would be imported instead of ours)."""
+    return [sys.executable, "-P", *arguments]
+
+
+def python_environment(env: Mapping[str, str], root: Path) -> dict[str, str]:
+    """`env` for a Python we start: PYTHONPATH is `root` (the folder holding the app package)
+    and then only those entries of the caller's PYTHONPATH that are absolute and lie in no
+    folder a sandbox may write (an empty or relative entry means the working folder);
+    PYTHONSAFEPATH=1, so any Python started below keeps its working folder off sys.path too."""
+    kept = [str(root)]
+    for entry in env.get("PYTHONPATH", "").split(os.pathsep):
+        if entry and os.path.isabs(entry) and not _in_writable(Path(entry)) \
+                and entry not in kept:
+            kept.append(entry)
+    return {**env, "PYTHONPATH": os.pathsep.join(kept), "PYTHONSAFEPATH": "1"}
+
+
+def _in_writable(path: Path) -> bool:
+    """Whether a path lies in a folder some sandbox of this process may write, or in
+    /dev/shm (where the sandboxes' session and scratch folders live)."""
+    _WRITABLE.difference_update([f for f in _WRITABLE if not f.exists()])  # removed since
+    real = Path(os.path.realpath(path))
+    folders = [Path("/dev/shm"), *(Path(os.path.realpath(f)) for f in _WRITABLE)]
+    return any(real == folder or real.is_relative_to(folder) for folder in folders)
+
+
+def private_folder(prefix: str) -> Path:
+    """A new empty folder only this user can use (mode 0700), in the temporary directory and
+    never inside a sandbox's writable folder: a working folder, or a home for logs that a
+    process outside the sandbox writes and reads."""
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+def read_log(path: Path, limit: int = 16 * MIB) -> str:
+    """The text of a log another program wrote into a private folder, read without following
+    a link and at most `limit` bytes ('' when there is none)."""
+    try:
+        with open_shared(path) as handle:
+            return handle.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def exit_status(returncode: int) -> int:
@@ -333,8 +384,11 @@ class Sandbox:
             _mode = (found.bwrap, found.prlimit, found.flags)
         bwrap, prlimit, flags = _mode
         writable = _existing(self.writable)
-        home = str(writable[0]) if writable else "/tmp"
-        cwd = os.path.abspath(self.cwd) if self.cwd else home
+        _WRITABLE.update(writable)
+        # HOME is the private /tmp, made afresh for each sandbox: nothing one sandboxed process
+        # leaves in a writable folder (a ~/.local site folder, dotfiles) is read by the next.
+        home = "/tmp"
+        cwd = os.path.abspath(self.cwd) if self.cwd else str(writable[0]) if writable else home
         return [bwrap, *flags, *_system_mounts(),
                 *self._private_mounts(), *self._binds(writable), "--remount-ro", "/",
                 *_environment(home, os.environ if self.env is None else self.env),

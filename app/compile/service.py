@@ -11,7 +11,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -79,12 +78,14 @@ class ChildProcess:
         self._stderr: IO[bytes] = tempfile.TemporaryFile()
         # -P: nothing from the working directory on sys.path; PYTHONPATH still counts, since
         # an install may rely on it for its packages (as the GPU test machine does).
-        command = [sys.executable, "-P", "-c", _BOOT, str(paths.ROOT),
-                   "--memory-mb", str(memory_mb), "--file-mb", str(file_mb)]
+        command = sandbox.python_command("-c", _BOOT, str(paths.ROOT), "--memory-mb",
+                                         str(memory_mb), "--file-mb", str(file_mb))
         # Its own session: on a timeout the whole group (nvcc and its helpers too) is killed.
+        # Its PYTHONPATH holds no empty, relative or sandbox-writable entry (app.sandbox).
         self.process = subprocess.Popen(contained(command, folder), stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self._stderr,
-                                        cwd=neutral_folder(), start_new_session=True)
+                                        cwd=neutral_folder(), start_new_session=True,
+                                        env=sandbox.python_environment(os.environ, paths.ROOT))
         self._buffer = b""
         try:
             self.hello = self.request({"op": "hello"}, START_TIMEOUT)

@@ -159,8 +159,11 @@ def test_a_link_planted_in_the_session_folder_is_never_followed_by_the_parent(
     assert "buffer-c.bin" in str(outcome.verdict["message"])
 
 
-def test_without_the_sandbox_the_planted_link_reaches_the_file(tmp_path: Path) -> None:
+def test_without_the_sandbox_the_worker_refuses_the_planted_link_too(tmp_path: Path) -> None:
     spec, victim = _plant_spec(tmp_path)
     assert cli("trust", str(spec), env=NO_SANDBOX).code == 0
-    verify(spec, env=NO_SANDBOX)
-    assert victim.read_bytes() != b"precious"  # the control: the worker wrote through the link
+    outcome = verify(spec, env=NO_SANDBOX)
+    # The control: the link was planted (the run fails on it); the worker, which once wrote
+    # its outputs through it, opens buffer files without following links.
+    assert victim.read_text() == "precious"
+    assert outcome.code == 1 and "buffer-c.bin" in str(outcome.verdict["message"]), outcome.stdout

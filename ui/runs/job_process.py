@@ -32,8 +32,9 @@ STATES = ("stopped", "starting", "restarting", "idle", "busy")
 
 
 def runner_command() -> list[str]:
-    """The default child: this interpreter running app.jobs.server."""
-    return [sys.executable, "-m", "app.jobs.server"]
+    """The default child: this interpreter running app.jobs.server (-P: its working folder,
+    the checkout, is never put first on sys.path; PYTHONPATH names the checkout)."""
+    return [sys.executable, "-P", "-m", "app.jobs.server"]
 
 
 class JobProcess(QObject):

@@ -19,7 +19,6 @@ import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import weakref
@@ -38,6 +37,8 @@ Array = np.ndarray[Any, Any]
 # No file the reference process writes may exceed every buffer of a case together.
 FILE_LIMIT = MAX_TOTAL_BYTES + (1 << 30)
 STDERR_TAIL = 600
+# A .npy header NumPy writes for any numeric array is under 200 bytes.
+NPY_HEADER_BYTES = 10_000
 
 
 class ReferenceError(Exception):
@@ -74,7 +75,9 @@ def _scratch_parent() -> str | None:
 
 def _child_command(real: Path, folder: Path, scratch: Path, env: dict[str, str]) -> list[str]:
     """The reference process's command line, sandboxed when a sandbox can be had."""
-    command = [sys.executable, "-m", "app.engine.verify.reference_child", str(real), str(scratch)]
+    # -P and our own PYTHONPATH: nothing in a working folder is ever imported (app.sandbox).
+    command = sandbox.python_command("-m", "app.engine.verify.reference_child", str(real),
+                                     str(scratch))
     if not sandbox.available()[0]:
         return command
     limits = sandbox.Limits(data=sandbox.memory_share(), cpu_seconds=CPU_SECONDS,
@@ -122,8 +125,7 @@ class Reference:
                                              dir=scratch_parent or _scratch_parent()))
         self._stderr = tempfile.TemporaryFile()
         self._pending = b""
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+        env = sandbox.python_environment(os.environ, ROOT)
         self.process = subprocess.Popen(
             _child_command(real, folder, self.scratch, env), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self._stderr, start_new_session=True, env=env,
@@ -154,19 +156,25 @@ class Reference:
 
     def __call__(self, **arguments: Any) -> dict[str, Array]:
         """The outputs the reference returns for these inputs (arrays) and scalars."""
+        return self.outputs(arguments)
+
+    def outputs(self, arguments: dict[str, Any],
+                expected: dict[str, int] | None = None) -> dict[str, Array]:
+        """__call__, where `expected` gives the element count the spec wants of each output:
+        a file whose header says otherwise is refused before any of its data is read."""
         if not self._finalizer.alive:
             raise ReferenceError(f"{self.name}: the reference process was stopped earlier")
         self.wait()
         started = time.monotonic()
         try:
-            return self._call(arguments)
+            return self._call(arguments, expected or {})
         except BaseException:
             self.failed = True  # a request may be left unanswered: never send another
             raise
         finally:
             self.busy_s += time.monotonic() - started
 
-    def _call(self, arguments: dict[str, Any]) -> dict[str, Array]:
+    def _call(self, arguments: dict[str, Any], expected: dict[str, int]) -> dict[str, Array]:
         """One request and its reply (see __call__)."""
         arrays: dict[str, str] = {}
         scalars: dict[str, Any] = {}
@@ -181,7 +189,8 @@ class Reference:
         try:
             self._send({"arrays": arrays, "scalars": scalars})
             outputs = dict(self._reply("computing the outputs").get("outputs", {}))
-            return {str(name): self._output(str(file)) for name, file in outputs.items()}
+            return {str(name): self._output(str(name), str(file), expected.get(str(name)))
+                    for name, file in outputs.items()}
         finally:  # read into memory by now: a warm process must not keep them in /dev/shm
             self._remove([*arrays.values(), *map(str, outputs.values())])
 
@@ -193,18 +202,15 @@ class Reference:
             except OSError:
                 pass  # already gone, or the folder with it
 
-    def _output(self, file: str) -> Array:
-        """One output file the reference wrote, read as data only."""
+    def _output(self, name: str, file: str, count: int | None) -> Array:
+        """One output file the reference wrote, read as data only and within bounds (see
+        read_npy); `count`: the elements the spec wants of it, when known."""
         path = self.scratch / Path(file).name
         try:
-            with sandbox.open_shared(path) as handle:
-                if os.fstat(handle.fileno()).st_size > FILE_LIMIT:
-                    raise ValueError(f"{path.name} is larger than any output can be")
-                array: Array = np.load(handle, allow_pickle=False)
+            return read_npy(path, count, name)
         except (OSError, ValueError) as error:
-            raise ReferenceError(f"{self.name}: an output could not be read back: {error}") \
-                from None
-        return array
+            raise ReferenceError(f"{self.name}: output {name!r} could not be read back: "
+                                 f"{error}") from None
 
     def _send(self, message: dict[str, Any]) -> None:
         """One request line; a process that is gone is a ReferenceError."""
@@ -284,6 +290,47 @@ class Reference:
         self.close()
 
 
+def read_npy(path: Path, count: int | None = None, label: str = "") -> Array:
+    """A .npy file a sandboxed process wrote, never trusted: a plain file (no link, FIFO or
+    device); its header read first and within bounds; numbers only (no pickle, no object or
+    structured data); `count` elements when given; and the file exactly as long as the header
+    plus that data, so a sparse file with a huge header is refused before anything of its
+    size is allocated. ValueError or OSError say what is wrong (`label`: the output)."""
+    with sandbox.open_shared(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > FILE_LIMIT:
+            raise ValueError(f"{path.name} holds {size} bytes, more than any output can")
+        version = np.lib.format.read_magic(handle)
+        shape, fortran, dtype = _header(handle, version)
+        if dtype.hasobject or dtype.fields is not None or dtype.kind not in "biuf":
+            raise ValueError(f"{path.name} holds {dtype} data; outputs must be numbers")
+        elements = math.prod(shape)
+        if count is not None and elements != count:
+            raise ValueError(f"the reference returned {elements} element(s) for {label!r} (its "
+                             f"file's header says shape {shape}); the spec wants {count}")
+        data_bytes = elements * dtype.itemsize
+        if handle.tell() + data_bytes != size:
+            raise ValueError(f"{path.name} is {size} bytes; its header says {handle.tell()} "
+                             f"+ {data_bytes} (shape {shape}, {dtype})")
+        data = bytearray(data_bytes)
+        if handle.readinto(data) != data_bytes:
+            raise OSError(f"{path.name} changed while it was read")
+    array: Array = np.frombuffer(data, dtype=dtype, count=elements)
+    return array.reshape(shape, order="F" if fortran else "C")
+
+
+def _header(handle: IO[bytes], version: tuple[int, int]) -> tuple[tuple[int, ...], bool, Any]:
+    """The (shape, fortran order, dtype) of a .npy header, of at most NPY_HEADER_BYTES."""
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f".npy format version {version} is not one used for numbers")
+    reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+        np.lib.format.read_array_header_2_0
+    shape, fortran, dtype = reader(handle, max_header_size=NPY_HEADER_BYTES)
+    if not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise ValueError(f"the header's shape {shape} is not a shape")
+    return tuple(shape), bool(fortran), dtype
+
+
 def load_reference(path: Path, folder: Path | None = None, scratch_parent: Path | None = None,
                    wait: bool = True) -> Reference:
     """The reference of a file, loaded in its own process (`folder`: the spec's folder, by
@@ -304,8 +351,11 @@ def expected_outputs(function: Callable[..., Any], spec: Spec, resolved: Resolve
                                  for name, array in inputs.items()}
     arguments.update(resolved.scalars)
     name = getattr(function, "name", "the reference")
+    wanted = {arg.name: math.prod(resolved.shapes[arg.name]) for arg in spec.args
+              if arg.kind in ("out", "inout")}
     try:
-        returned = function(**arguments)
+        returned = function.outputs(arguments, wanted) if isinstance(function, Reference) \
+            else function(**arguments)
     except ReferenceError:
         raise
     except Exception as error:  # a reference called in this process (tests do)

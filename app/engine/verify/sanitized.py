@@ -4,9 +4,11 @@ report turned into findings. Without a sanitizer the verdict is "unverified", ne
 
 from __future__ import annotations
 
+import shutil
 import threading
 from dataclasses import replace
 
+from app import sandbox
 from app.engine.verify import sanitizer
 from app.engine.verify.results import Status, Verdict
 from app.engine.verify.runs import Engine, Progress, VerifyOptions, verify_with
@@ -33,18 +35,25 @@ def verify_sanitized(spec: Spec, options: VerifyOptions, engine: Engine,
     if sanitizer.executable() is None:
         return Verdict(Status.UNVERIFIED, "compute-sanitizer not found (install the CUDA toolkit); "
                        "nothing was checked")
-    log = engine.folder / f"sanitizer-{tool}.log"
+    # The report goes to a private folder made for it, which no sandbox can reach (the
+    # engine's session folders can be written by a cpu worker's kernels): the sanitizer then
+    # never writes through a planted link, and nothing planted is read back as its report.
+    private = sandbox.private_folder(f"ks-sanitizer-{tool}-")
+    log = private / f"sanitizer-{tool}.log"
     handle = WorkerHandle(backend, wrapper=sanitizer.wrapper(tool, log), log_dir=engine.folder)
     # initcheck can only see reads of memory nothing wrote: leave the outputs uninitialized.
     quick = replace(options, seeds=1, only_seeds=None, extra_seeds=(),
                     timeout=options.timeout * SLOWDOWN, sanitize=None,
                     uninitialized_outputs=tool == "initcheck")
     try:
-        verdict = verify_with(spec, quick, handle, engine.folder, 0, cancel, progress,
-                              engine.references)
+        try:
+            verdict = verify_with(spec, quick, handle, handle.folder, 0, cancel, progress,
+                                  engine.references)
+        finally:
+            handle.close()  # the sanitizer writes its summary when the worker exits
+        return _judge(verdict, tool, sandbox.read_log(log))
     finally:
-        handle.close()  # the sanitizer writes its summary when the worker exits
-    return _judge(verdict, tool, log.read_text(errors="replace") if log.exists() else "")
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def _judge(verdict: Verdict, tool: str, report: str) -> Verdict:

@@ -42,8 +42,9 @@ def _verify(spec: Spec, options: VerifyOptions, engine: Engine,
     backend, reason = backends.choose(options.backend)
     if backend is None:
         return Verdict(Status.UNVERIFIED, reason)
-    return verify_with(spec, options, engine.handle(backend), engine.folder, buffers.GUARD_BYTES,
-                       cancel, progress, engine.references)
+    handle = engine.handle(backend)  # its own session folder: see app.engine.worker.client
+    return verify_with(spec, options, handle, handle.folder, buffers.GUARD_BYTES, cancel,
+                       progress, engine.references)
 
 
 def verify_file(path: Path | str, options: VerifyOptions | None = None,

@@ -10,18 +10,26 @@ folder, and writes only its session folder. Its kernel libraries are built here,
 load request, by a sandboxed compiler (cpu.build.prebuild), so the worker never writes the
 cache that later workers load from; a load that names another kernel folder gets a fresh
 worker that can read that folder.
+
+Nothing a sandboxed worker writes is read as code, or followed as a link, by a process outside
+its sandbox (docs/isolation.md): each WorkerHandle has a session folder of its own, so a cpu
+worker's folder holds only cpu buffer files; every worker's Python starts with -P and a
+PYTHONPATH of our own (app.sandbox.python_command, python_environment), so no working folder
+is on its sys.path; a worker's log and, for every worker but a cpu one, its working folder lie
+in a private folder no sandbox can reach.
 """
 
 from __future__ import annotations
 
 import os
 import selectors
+import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -75,7 +83,10 @@ class Worker:
         self.backend = backend
         self.device = device
         self.wrapper = list(wrapper)
-        self.log_dir = log_dir or Path(tempfile.gettempdir())
+        # Its session folder: buffer files, and all a sandboxed worker may write. Without one
+        # named, a private folder of its own (removed at close), never the temporary folder.
+        self._own_folder = log_dir is None
+        self.log_dir = log_dir or sandbox.private_folder(f"ks-{backend}-session-")
         self.process: subprocess.Popen[bytes] | None = None
         self.info: dict[str, Any] = {}
         # Kernels this process has loaded, as keys chosen by the caller (verify.py).
@@ -87,6 +98,8 @@ class Worker:
         self.stderr_path: Path | None = None
         # The kernel folder a sandboxed worker may read (it cannot be changed once started).
         self.readable: Path | None = None
+        # Its log, and the working folder of a worker that runs no kernel host code.
+        self.private: Path | None = None
 
     @property
     def alive(self) -> bool:
@@ -95,20 +108,20 @@ class Worker:
 
     def start(self, timeout: float = START_SECONDS) -> dict[str, Any]:
         """Launch the process and greet it; WorkerFault("start") when it cannot serve."""
-        command = [*self.wrapper, sys.executable, "-m", "app.engine.worker.server",
+        command = [*self.wrapper, *sandbox.python_command("-m", "app.engine.worker.server"),
                    "--backend", self.backend, "--device", str(self.device)]
-        handle, name = tempfile.mkstemp(prefix="worker-", suffix=".log", dir=self.log_dir)
+        self.private = self.private or sandbox.private_folder(f"ks-{self.backend}-worker-")
+        handle, name = tempfile.mkstemp(prefix="worker-", suffix=".log", dir=self.private)
         self.stderr_path = Path(name)
         self._stderr = os.fdopen(handle, "wb")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
+        env = sandbox.python_environment(os.environ, ROOT)
         if self.sandboxed:
-            env["KERNEL_STUDIO_CACHE"] = str(paths.cache_dir())  # its HOME is its scratch
+            env["KERNEL_STUDIO_CACHE"] = str(paths.cache_dir())  # its HOME is its own /tmp
             command = self._sandbox(env).command(command)
         self._pending = b""
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True, env=env, cwd=str(self.log_dir))  # never the checkout
+            start_new_session=True, env=env, cwd=str(self._working_folder()))
         # Drained by a thread into a bounded head and tail: a kernel printing without end
         # cannot fill the disk or /dev/shm (the head also goes to the log file).
         self._capture = stderr_log.capture(self.process.stderr, self._stderr)
@@ -123,6 +136,16 @@ class Worker:
                                        f"{reply.get('message')}")
         self.info = reply
         return reply
+
+    def _working_folder(self) -> Path:
+        """Never the checkout (a kernel's relative writes landed there once). A cpu worker, the
+        one whose kernels run host code, works in its session folder, which only the cpu
+        workers of its handle write; every other worker in its private folder, which nothing
+        but this process writes. No working folder is on a worker's sys.path (-P)."""
+        if self.backend == "cpu" and not self.wrapper:
+            return self.log_dir
+        assert self.private is not None
+        return self.private
 
     @property
     def sandboxed(self) -> bool:
@@ -261,6 +284,11 @@ class Worker:
         self._stderr = None
         if self.stderr_path is not None:
             self.stderr_path.unlink(missing_ok=True)
+        if self.private is not None:
+            shutil.rmtree(self.private, ignore_errors=True)
+            self.private = None
+        if self._own_folder:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
 
 
 class WorkerHandle:
@@ -268,11 +296,16 @@ class WorkerHandle:
 
     def __init__(self, backend: str, device: int = 0, wrapper: Sequence[str] = (),
                  log_dir: Path | None = None) -> None:
-        """Nothing starts until ensure()."""
+        """Nothing starts until ensure(). `folder`, made now inside `log_dir` (the engine's
+        private folder), is this handle's session folder: its workers' buffer files go there,
+        and a sandboxed worker may write nothing else, so no other worker reads what it left."""
         self.backend = backend
         self.device = device
         self.wrapper = list(wrapper)
         self.log_dir = log_dir
+        self.folder = Path(tempfile.mkdtemp(prefix=f"{backend}-", dir=log_dir))
+        if log_dir is None:
+            weakref.finalize(self, shutil.rmtree, self.folder, True)
         self.worker: Worker | None = None
         self.starts = 0
 
@@ -287,7 +320,7 @@ class WorkerHandle:
         if worker is None or not worker.alive or stale:
             if worker is not None:
                 worker.close()
-            self.worker = Worker(self.backend, self.device, self.wrapper, self.log_dir)
+            self.worker = Worker(self.backend, self.device, self.wrapper, self.folder)
             self.worker.readable = readable
             self.starts += 1
             self.worker.start(timeout)

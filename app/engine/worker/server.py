@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
-from app import offline
+from app import offline, sandbox
 from app.engine.worker import protocol
 from app.engine.worker.backends import create
 from app.engine.worker.backends.base import (
@@ -37,11 +38,23 @@ def _args(items: tuple[protocol.BufferItem | protocol.ScalarItem, ...]
     args: list[BufferArg | ScalarArg] = []
     for item in items:
         if isinstance(item, protocol.BufferItem):
-            image = np.fromfile(item.path, dtype=np.uint8)
+            with sandbox.open_shared(Path(item.path)) as handle:
+                image = np.fromfile(handle, dtype=np.uint8)
             args.append(BufferArg(image, item.offset, item.dtype, item.upload, item.edge))
         else:
             args.append(ScalarArg(item.value, item.dtype))
     return args
+
+
+def _rewrite(path: str, image: np.ndarray[Any, Any]) -> None:
+    """Write an image into its file, never through a link and never into a FIFO or device (a
+    session folder may hold what a sandboxed kernel left there)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{Path(path).name} is not a plain file; nothing was written to it")
+        handle.truncate(0)
+        image.tofile(handle)
 
 
 def _read_optional(path: str | None) -> bytes | None:
@@ -79,14 +92,14 @@ def _write_back(launch: protocol.Launch, request: LaunchRequest) -> None:
     buffers = [a for a in request.args if isinstance(a, BufferArg)]
     items = [i for i in launch.args if isinstance(i, protocol.BufferItem)]
     for arg, item in zip(buffers, items, strict=True):
-        arg.image.tofile(item.path)
+        _rewrite(item.path, arg.image)
 
 
 def _write_firsts(launch: protocol.Launch, firsts: list[np.ndarray[Any, Any] | None]) -> None:
     """Write the images of a variant's first timed launch where its buffer items say."""
     for item, image in zip(launch.args, firsts, strict=False):
         if image is not None and isinstance(item, protocol.BufferItem) and item.first:
-            image.tofile(item.first)
+            _rewrite(item.first, image)
 
 
 def _bench(backend: Backend, message: protocol.BenchRequest) -> dict[str, Any]:
