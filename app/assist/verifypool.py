@@ -7,7 +7,9 @@ no reference process and no worker. What compiles goes through verify, whose com
 source for the same architecture is then a cache hit.
 
 Every candidate goes through the normal verify path (app.engine.verify.verifier.verify_file),
-so the sandbox and the trust rule of that path apply to model-written kernels as to any other.
+so the sandbox and the trust rule of that path apply to model-written kernels as to any other,
+and so do its fresh seeds (VerifyOptions.random_seeds): each candidate also runs on a seed drawn
+when it is verified, so a kernel that carries the spec's seed inputs cannot pass.
 Where no sandbox can be had, the trust rule refuses a freshly written folder, and rightly: the
 kernel is code of unknown intent. It is vouched for (`vouch_for`) only where its host code can
 never run and the rest is the user's own: on a GPU (device code makes no system calls; NVRTC

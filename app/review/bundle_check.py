@@ -185,9 +185,9 @@ def _coverage_items(plan: ClaimPlan, spec: Spec) -> list[Item]:
     return items
 
 
-def _fresh_items(verdict: Verdict) -> list[Item]:
-    """The seeds drawn here, which no maker could have known, and each of their runs that
-    failed (a claim of "passed" holds for every input, these included)."""
+def _fresh_items(verdict: Verdict, claimed_status: str) -> list[Item]:
+    """The seeds drawn here, which no maker could have known, and, for a claim of "passed"
+    (which holds for every input, these included), each of their runs that failed."""
     if not verdict.fresh_seeds:
         return []
     fresh = ", ".join(map(str, verdict.fresh_seeds))
@@ -195,7 +195,7 @@ def _fresh_items(verdict: Verdict) -> list[Item]:
                   f"seeds drawn at random for this check: {fresh}; replay one with "
                   f"kernel-studio verify SPEC --seed {verdict.fresh_seeds[0]}")]
     for run in verdict.runs:
-        if run.seed in verdict.fresh_seeds and not run.passed:
+        if claimed_status == "passed" and run.seed in verdict.fresh_seeds and not run.passed:
             items.append(Item(f"{_run_key(run)} (fresh seed)", "passed (claimed for any input)",
                               str(run.status), True, run.message[:300]))
     return items
@@ -228,7 +228,7 @@ def check_one(claim: dict[str, Any], folder: Path, options: RunOptions, same_gpu
     claimed_verdict = dict(claim.get("verdict") or {})
     check = SpecCheck(name, member, verdict, facts, timing, str(claimed_verdict.get("status")))
     check.items = (_coverage_items(plan, spec) + _verdict_items(claimed_verdict, verdict) +
-                   _fresh_items(verdict) +
+                   _fresh_items(verdict, str(claimed_verdict.get("status"))) +
                    _compile_items(dict(claim.get("compile") or {}), facts) +
                    _timing_items(claimed_timing, timing, same_gpu))
     return check

@@ -220,7 +220,7 @@ def _verify_all(variants: list[Variant], options: BenchOptions, handle: WorkerHa
         handle.close()
         summaries.append({"spec": str(variant.spec.path or variant.name),
                           "status": verdict.status, "message": verdict.message,
-                          "runs": len(verdict.runs)})
+                          "runs": len(verdict.runs), "fresh_seeds": verdict.fresh_seeds})
         if not verdict.passed:
             return BenchReport(verdict.status, f"{variant.name} did not pass verification, so "
                                f"it was not timed: {verdict.message}", verification=summaries)
