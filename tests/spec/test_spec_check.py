@@ -166,7 +166,9 @@ def test_block_multiples_only_warn_of_no_partial_block(tmp_path: Path) -> None:
     spec.write_text(text)
     result = check_spec_file(spec)
     assert result.status == Strength.STRONG
-    assert [w.kind for w in result.warnings] == [WarningKind.NO_PARTIAL_BLOCK]
+    # And the bench case's K (4096) is far past the largest verified K (48): warned too.
+    assert [w.kind for w in result.warnings] == [WarningKind.NO_PARTIAL_BLOCK,
+                                                 WarningKind.BENCH_BEYOND_VERIFIED]
 
 
 def test_a_capped_grid_that_never_loops_is_warned(tmp_path: Path) -> None:
