@@ -7,12 +7,16 @@ records the SHA-256 of the spec, its kernel, its reference and every other file 
 trust.json.
 Trust follows content, not names: an edited file, or a new header beside the kernel, is
 untrusted again; an unchanged copy elsewhere is trusted.
+Links are recorded with what they lead to: a link to a file or folder inside the spec's
+folder counts by its target (hashed where it lies), and a link leading outside the folder,
+nowhere, or in a loop makes the spec impossible to trust until it is replaced by a copy.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -64,33 +68,71 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _folder_sources(folder: Path) -> list[Path]:
-    """Every file under the folder, hidden ones included: any file can become code (a module
-    in a hidden folder the reference puts on sys.path, a sourceless .pyc, an extension module,
-    a header with any name, text the reference executes). Only __pycache__ folders are left
-    out: a reference never reads them (reference_child points Python's bytecode cache
-    elsewhere), and running one writes them."""
-    found = []
-    for path in sorted(folder.rglob("*")):
-        parts = path.relative_to(folder).parts
-        if "__pycache__" in parts:
-            continue
-        if path.is_file():
-            found.append(path)
-    return found
+def _link_target(link: Path, folder: Path) -> Path:
+    """Where a link inside the folder leads, resolved all the way; TrustError when it leads
+    outside the folder, nowhere, or round in a loop (trust vouches for the folder's content,
+    and what a link outside names can change without the folder changing)."""
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise TrustError(f"{link} is a link that leads nowhere or round in a loop "
+                         f"({os.readlink(link)!r}); remove it or copy what it names into "
+                         f"{folder}") from None
+    if not target.is_relative_to(folder):
+        raise TrustError(f"{link} is a link to {target}, outside the spec's folder {folder}: "
+                         "copy what it names into the folder, then trust it")
+    if "__pycache__" in target.relative_to(folder).parts:
+        # Trust leaves __pycache__ out; through a link its files would be importable.
+        raise TrustError(f"{link} is a link into a __pycache__ folder; remove it")
+    return target
+
+
+def _entries(folder: Path) -> tuple[list[Path], dict[str, str]]:
+    """Every plain file under the folder, hidden ones included, and every link as its
+    relative name -> the relative name of what it leads to. Any file can become code (a
+    module in a hidden folder the reference puts on sys.path, a sourceless .pyc, a header with
+    any name, text the reference executes); a link is recorded, not walked, since what it
+    leads to lies in the folder and is hashed there. Only __pycache__ folders are left out: a
+    reference never reads them (reference_child points Python's bytecode cache elsewhere),
+    and running one writes them. TrustError for a link leading outside, nowhere or in a loop,
+    and for anything that is not a file, folder or link (a FIFO, a device)."""
+    files: list[Path] = []
+    links: dict[str, str] = {}
+    pending = [folder]
+    while pending:
+        for entry in sorted(os.scandir(pending.pop()), key=lambda e: e.name):
+            path = Path(entry.path)
+            if entry.is_symlink():
+                target = _link_target(path, folder)
+                links[str(path.relative_to(folder))] = str(target.relative_to(folder))
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    pending.append(path)
+            elif entry.is_file(follow_symlinks=False):
+                files.append(path)
+                if len(files) > MAX_FILES:
+                    raise TrustError(f"{folder} holds more than {MAX_FILES} files: put the "
+                                     "kernel in a folder of its own")
+            else:
+                raise TrustError(f"{path} is neither a file, a folder nor a link; remove it "
+                                 "from the spec's folder")
+    return files, links
 
 
 def content(spec: Spec) -> dict[str, str]:
-    """Relative name -> SHA-256 of every file that makes up the spec's code (TrustError when
-    one is missing or the folder is too large to vouch for as a whole)."""
+    """Relative name -> SHA-256 of every file that makes up the spec's code, and for every
+    link in its folder `name ->` -> the name of what it leads to (TrustError when one is
+    missing, a link leads outside the folder, or the folder is too large to vouch for)."""
     folder = spec.base_dir.resolve()
-    wanted = [spec.path or folder / "spec.toml", spec.source_path, spec.reference_path]
-    files = sorted({Path(p).resolve() for p in [*wanted, *_folder_sources(folder)]})
+    inside, links = _entries(folder)
+    named = [spec.path or folder / "spec.toml", spec.source_path, spec.reference_path]
+    files = sorted({Path(p).resolve() for p in [*named, *inside]})
     if len(files) > MAX_FILES or sum(p.stat().st_size for p in files if p.exists()) > MAX_BYTES:
         raise TrustError(f"{folder} holds more than {MAX_FILES} source files or "
                          f"{MAX_BYTES >> 20} MiB: put the kernel in a folder of its own")
-    hashes: dict[str, str] = {}
+    hashes = {f"{name} ->": target for name, target in links.items()}
     for path in files:
+        # A named file outside the folder (source = "../k.cu") is hashed at its full path.
         name = str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
         try:
             hashes[name] = _sha256(path)
