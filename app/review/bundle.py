@@ -232,13 +232,13 @@ def _manifest(data: bytes) -> dict[str, Any]:
     """The parsed manifest (BundleError when it is not one)."""
     try:
         manifest = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # deep nesting exhausts the JSON reader's stack
         raise BundleError("manifest.json is not JSON: the bundle is damaged") from None
     if not isinstance(manifest, dict) or manifest.get("kind") != KIND:
         raise BundleError("manifest.json is not a Kernel Studio bundle manifest")
     if manifest.get("format") != FORMAT:
-        raise BundleError(f"bundle format {manifest.get('format')!r} is not one this version "
-                          f"reads ({FORMAT})")
+        shown = printable(repr(manifest.get("format")), 40)
+        raise BundleError(f"bundle format {shown} is not one this version reads ({FORMAT})")
     if not isinstance(manifest.get("files"), dict) or not isinstance(manifest.get("specs"), list):
         raise BundleError("manifest.json lacks its list of files or specs")
     return manifest
@@ -261,7 +261,8 @@ def _check_sums(manifest: dict[str, Any], members: dict[str, bytes]) -> None:
                               "was changed after it was made; refused")
     for spec in manifest["specs"]:
         if not isinstance(spec, str) or spec not in listed:
-            raise BundleError(f"the manifest names a spec {spec!r} that the bundle does not hold")
+            raise BundleError(f"the manifest names a spec {printable(repr(spec), 80)} that the "
+                              "bundle does not hold")
 
 
 def _signer(members: dict[str, bytes]) -> str:
@@ -274,7 +275,7 @@ def _signer(members: dict[str, bytes]) -> str:
         if not isinstance(public, Ed25519PublicKey):
             raise TypeError("not Ed25519")
         public.verify(base64.b64decode(str(data["signature"])), members[MANIFEST])
-    except (ValueError, KeyError, TypeError, InvalidSignature):
+    except (ValueError, KeyError, TypeError, RecursionError, InvalidSignature):
         raise BundleError("manifest.sig is not a good signature of the manifest: the bundle "
                           "was changed after it was signed; refused") from None
     found = audit.key_id(public)
