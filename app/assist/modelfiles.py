@@ -26,6 +26,9 @@ from app.assist.errors import GenerationFailed, ModelRefused
 T = TypeVar("T")
 # safetensors' own limit for the JSON header.
 MAX_SAFETENSORS_HEADER = 100 << 20
+# Real tensors have a handful of dimensions; the product of a crafted shape of 100,000 took
+# 28 s (each product longer than the last).
+MAX_SAFETENSORS_DIMS = 16
 # Bits per element of each safetensors dtype.
 SAFETENSORS_BITS = {"BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
                     "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32, "U32": 32,
@@ -106,29 +109,37 @@ def _check_tensors(path: Path, header: dict[str, Any], data_bytes: int) -> None:
     spans.sort()
     for (_, end, first), (begin, _, second) in zip(spans, spans[1:], strict=False):
         if begin < end:
-            raise refused(path, f"tensors {first!r} and {second!r} overlap")
+            raise refused(path, f"tensors {_brief(first)} and {_brief(second)} overlap")
 
 
 def _span(path: Path, name: str, entry: Any, data_bytes: int) -> tuple[int, int]:
     """One tensor's [begin, end) in the data, checked against its dtype and shape."""
     if not isinstance(entry, dict):
-        raise refused(path, f"tensor {name!r} is not described by a JSON object")
+        raise refused(path, f"tensor {_brief(name)} is not described by a JSON object")
     dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
     if dtype not in SAFETENSORS_BITS:
-        raise refused(path, f"tensor {name!r} has unknown dtype {str(dtype)[:20]!r}")
-    if not isinstance(shape, list) or not all(_whole(d) for d in shape):
-        raise refused(path, f"tensor {name!r} has a malformed shape")
+        raise refused(path, f"tensor {_brief(name)} has unknown dtype {str(dtype)[:20]!r}")
+    if not isinstance(shape, list) or len(shape) > MAX_SAFETENSORS_DIMS or not all(
+            _whole(d) for d in shape):
+        raise refused(path, f"tensor {_brief(name)} has a malformed shape (a list of at most "
+                            f"{MAX_SAFETENSORS_DIMS} sizes)")
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(_whole(o) for o in offsets)):
-        raise refused(path, f"tensor {name!r} has malformed data_offsets")
+        raise refused(path, f"tensor {_brief(name)} has malformed data_offsets")
     begin, end = offsets
     if not begin <= end <= data_bytes:
-        raise refused(path, f"tensor {name!r} lies at bytes {begin} to {end}, past the end of "
-                            f"the file's {data_bytes} bytes of data (truncated or crafted)")
+        raise refused(path, f"tensor {_brief(name)} lies at bytes {begin} to {end}, past the "
+                            f"end of the file's {data_bytes} bytes of data (truncated or "
+                            "crafted)")
     expected = math.ceil(math.prod(shape) * SAFETENSORS_BITS[str(dtype)] / 8)
     if end - begin != expected:
-        raise refused(path, f"tensor {name!r} has {end - begin} bytes; its dtype and shape "
+        raise refused(path, f"tensor {_brief(name)} has {end - begin} bytes; its dtype and shape "
                             f"need {expected}")
     return begin, end
+
+
+def _brief(name: str) -> str:
+    """A name from the file for a message, cut short (a crafted one may be megabytes long)."""
+    return repr(name) if len(name) <= 60 else repr(name[:57]) + "..."
 
 
 def _whole(value: Any) -> bool:
@@ -203,7 +214,7 @@ def _walk_gguf(cursor: _Cursor) -> None:
     alignment = 32
     for _ in range(entries):
         key = cursor.string("a metadata key")
-        kind = cursor.number("I", f"the type of {key!r}")
+        kind = cursor.number("I", f"the type of {_brief(key)}")
         if key == "general.alignment" and kind == _UINT32:
             alignment = cursor.number("I", "general.alignment")
         else:
@@ -214,45 +225,46 @@ def _walk_gguf(cursor: _Cursor) -> None:
     start = -(-cursor.at // alignment) * alignment
     for name, offset, nbytes in table:
         if start + offset + nbytes > len(cursor.data):
-            raise refused(cursor.path, f"tensor {name!r} ends at byte {start + offset + nbytes}, "
-                                       f"past the end of the file ({len(cursor.data)} bytes): "
-                                       "it is truncated")
+            end = start + offset + nbytes
+            raise refused(cursor.path, f"tensor {_brief(name)} ends at byte {end}, past the end "
+                                       f"of the file ({len(cursor.data)} bytes): it is "
+                                       "truncated")
 
 
 def _skip_value(cursor: _Cursor, kind: int, key: str, depth: int) -> None:
     """Step over one metadata value of type `kind`."""
     if kind in _FIXED:
-        cursor.take(_FIXED[kind], f"the value of {key!r}")
+        cursor.take(_FIXED[kind], f"the value of {_brief(key)}")
     elif kind == _STRING:
-        cursor.string(f"the value of {key!r}")
+        cursor.string(f"the value of {_brief(key)}")
     elif kind == _ARRAY and depth < MAX_ARRAY_NESTING:
-        item = cursor.number("I", f"the item type of {key!r}")
-        count = cursor.count(f"the array {key!r}", _FIXED.get(item, 8))
+        item = cursor.number("I", f"the item type of {_brief(key)}")
+        count = cursor.count(f"the array {_brief(key)}", _FIXED.get(item, 8))
         if item in _FIXED:
-            cursor.take(count * _FIXED[item], f"the array {key!r}")
+            cursor.take(count * _FIXED[item], f"the array {_brief(key)}")
             return
         for _ in range(count):
             _skip_value(cursor, item, key, depth + 1)
     else:
-        raise refused(cursor.path, f"metadata {key[:60]!r} has unknown type {kind}")
+        raise refused(cursor.path, f"metadata {_brief(key)} has unknown type {kind}")
 
 
 def _tensor_info(cursor: _Cursor) -> tuple[str, int, int]:
     """One entry of the tensor table: name, offset in the data, and size in bytes."""
     name = cursor.string("a tensor name")
-    dims = cursor.number("I", f"the dimensions of {name!r}")
+    dims = cursor.number("I", f"the dimensions of {_brief(name)}")
     if not 1 <= dims <= MAX_DIMS:
-        raise refused(cursor.path, f"tensor {name!r} has {dims} dimensions")
-    shape = [cursor.number("Q", f"the shape of {name!r}") for _ in range(dims)]
-    kind = cursor.number("I", f"the type of {name!r}")
-    offset = cursor.number("Q", f"the offset of {name!r}")
+        raise refused(cursor.path, f"tensor {_brief(name)} has {dims} dimensions")
+    shape = [cursor.number("Q", f"the shape of {_brief(name)}") for _ in range(dims)]
+    kind = cursor.number("I", f"the type of {_brief(name)}")
+    offset = cursor.number("Q", f"the offset of {_brief(name)}")
     try:
         block, block_bytes = GGML_QUANT_SIZES[GGMLQuantizationType(kind)]
     except (ValueError, KeyError):
-        raise refused(cursor.path, f"tensor {name!r} has unknown type {kind}") from None
+        raise refused(cursor.path, f"tensor {_brief(name)} has unknown type {kind}") from None
     count = math.prod(shape)
     if count % block:
-        raise refused(cursor.path, f"tensor {name!r} has {count} elements, not whole blocks "
+        raise refused(cursor.path, f"tensor {_brief(name)} has {count} elements, not whole blocks "
                                    f"of {block}")
     return name, offset, count // block * block_bytes
 
