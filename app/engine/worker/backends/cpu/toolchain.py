@@ -157,7 +157,12 @@ def _build(command: list[str], target: Path, stdin: str | None = None) -> str:
         result = _run([*command, "-o", str(output)], stdin, writable=(Path(folder),))
         if result.returncode != 0 or not output.exists():
             return result.stderr or f"the host compiler exited with {result.returncode}"
-        atomic_write_bytes(target, output.read_bytes())
+        try:  # never through a link the sandboxed compiler could have left (docs/isolation.md)
+            with sandbox.open_shared(output) as handle:
+                library = handle.read()
+        except OSError as error:
+            return f"the host compiler left no plain library file ({error})"
+        atomic_write_bytes(target, library)
         sealed.seal(target)
     return ""
 
