@@ -32,8 +32,11 @@ def test_a_template_against_a_slower_and_a_broken_variant(
     assert status == {"vector_add": "passed", "strided_add": "passed",
                       "off_by_one": "guard_zone"}
     runs = {v.name: [(r.case, r.seed) for r in v.verdict.runs] for v in report.variants}
-    assert runs["vector_add"] == runs["strided_add"] == [({"n": 1}, 0), ({"n": 1}, 1),
-                                                         ({"n": 1025}, 0), ({"n": 1025}, 1)]
+    # The baseline's seeds and one drawn for this compare, the same for every variant.
+    [fresh] = report.variant("vector_add").verdict.fresh_seeds
+    assert runs["vector_add"] == runs["strided_add"] == [
+        ({"n": 1}, 0), ({"n": 1}, 1), ({"n": 1}, fresh),
+        ({"n": 1025}, 0), ({"n": 1025}, 1), ({"n": 1025}, fresh)]
     fast, slow = report.variant("vector_add").compile, report.variant("strided_add").compile
     assert fast.ok and slow.ok and fast.arch == "sm_90"
     assert slow.instructions > fast.instructions and slow.mix["memory"] > fast.mix["memory"]
@@ -51,7 +54,7 @@ def test_the_terminal_table_names_the_baseline_and_the_missing_timing(
     code = main(["compare", *paths, "--backend", "cpu", "--baseline", "strided_add"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "strided_add *" in out and "2/2 passed" in out and "n=1025" in out
+    assert "strided_add *" in out and "3/3 passed" in out and "n=1025" in out
     assert "regs" in out and "not timed" in out
 
 
