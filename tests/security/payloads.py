@@ -1,6 +1,6 @@
 """Hostile payloads, written for these tests, and the tools to watch what they manage.
 
-Kernel payloads hide host code from NVRTC behind `#ifdef __linux__` and run it when the CPU
+Kernel payloads hide host code from NVRTC behind `#if __has_include(<unistd.h>)` (NVRTC has no system headers; a named host macro such as __linux__ is refused by the CPU backend now) and run it when the CPU
 backend loads the kernel's library (a global constructor). They import no host function (the
 import check would refuse them): system calls go through a few bytes of x86-64 machine code
 placed in the executable section and called through a pointer, as the issue showed. Reference
@@ -37,7 +37,7 @@ extern "C" __global__ void copy_k(const float* a, float* c, int n)
 # r10 <- r8, r8 <- r9, r9 <- the stacked 7th argument, syscall, ret. Placed in .text it is
 # executable without any import.
 TRAMPOLINE = r'''
-#ifdef __linux__
+#if __has_include(<unistd.h>)  // true for the host compiler only (NVRTC has no system headers)
 typedef long (*ks_raw_t)(long, long, long, long, long, long, long);
 __attribute__((section(".text"))) static const unsigned char ks_code[] = {
     0x48, 0x89, 0xf8, 0x48, 0x89, 0xf7, 0x48, 0x89, 0xd6, 0x48, 0x89, 0xca,
@@ -52,7 +52,7 @@ struct ks_addr { unsigned short family, port; unsigned int ip; char zero[8]; };
 '''
 
 WRITE = r'''
-#ifdef __linux__
+#if __has_include(<unistd.h>)  // true for the host compiler only (NVRTC has no system headers)
 __attribute__((constructor)) static void ks_payload()
 {
     const char* targets[] = {TARGETS};
@@ -65,7 +65,7 @@ __attribute__((constructor)) static void ks_payload()
 '''
 
 NETWORK = r'''
-#ifdef __linux__
+#if __has_include(<unistd.h>)  // true for the host compiler only (NVRTC has no system headers)
 __attribute__((constructor)) static void ks_payload()
 {
     ks_addr to = {2, (unsigned short)((PORT >> 8) | ((PORT & 0xff) << 8)), 0x0100007f, {0}};
@@ -78,7 +78,7 @@ __attribute__((constructor)) static void ks_payload()
 '''
 
 SPAWN = r'''
-#ifdef __linux__
+#if __has_include(<unistd.h>)  // true for the host compiler only (NVRTC has no system headers)
 __attribute__((constructor)) static void ks_payload()
 {
     if (ks_sys(57 /* fork */) != 0) return;
@@ -95,7 +95,7 @@ __attribute__((constructor)) static void ks_payload()
 '''
 
 SPIN = r'''
-#ifdef __linux__
+#if __has_include(<unistd.h>)  // true for the host compiler only (NVRTC has no system headers)
 __attribute__((constructor)) static void ks_payload()
 {
     volatile unsigned long turns = 0;
@@ -109,7 +109,7 @@ __attribute__((constructor)) static void ks_payload()
 # with a link to a file of the user's. Its folder is made in the sandbox's private /tmp first,
 # so the worker's own write-back succeeds there; outside, the link names the real file.
 PLANT = r'''
-#ifdef __linux__
+#if __has_include(<unistd.h>)  // true for the host compiler only (NVRTC has no system headers)
 static void ks_plant()
 {
     static int done = 0;

@@ -5,11 +5,14 @@ kernel runs in the GUI's process and Cancel really stops the work."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, Signal
 
+from app import sandbox
+from app.paths import ROOT
 from app.review.model import BundleCheck, CompareReport, check_from_json
 
 # A compare prints its report as JSON even when a kernel fails (exit 1) or cannot be decided
@@ -42,8 +45,12 @@ class ReviewJob(QObject):
             return False
         self.kind, self._cancelled = kind, False
         process = QProcess(self)
-        process.setProgram(sys.executable)
-        process.setArguments(["-m", "app", *arguments, "--json"])
+        command = sandbox.python_command("-m", "app", *arguments, "--json")
+        process.setProgram(command[0])
+        process.setArguments(command[1:])
+        # The checkout only on sys.path, never the working folder (docs/isolation.md).
+        process.setEnvironment([f"{key}={value}" for key, value in
+                                sandbox.python_environment(os.environ, ROOT).items()])
         process.finished.connect(self._ended)
         process.errorOccurred.connect(self._error)
         self.process = process

@@ -9,14 +9,15 @@ holding the form's spec and copies of the files it names; the user's files are n
 from __future__ import annotations
 
 import json
+import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QProcess, Signal
 
+from app import sandbox
 from app.paths import ROOT
 
 # How long the panel waits after the last edit before checking (the check takes 0.1-0.7 s).
@@ -71,9 +72,13 @@ class SpecChecker(QObject):
         """Check `spec`, stopping any check still running."""
         self.stop()
         process = QProcess(self)
-        process.setProgram(sys.executable)
-        process.setArguments(["-m", "app", "spec-check", "--json", str(spec)])
+        command = sandbox.python_command("-m", "app", "spec-check", "--json", str(spec))
+        process.setProgram(command[0])
+        process.setArguments(command[1:])
         process.setWorkingDirectory(str(ROOT))
+        # The checkout only on sys.path, never the working folder (docs/isolation.md).
+        process.setEnvironment([f"{key}={value}" for key, value in
+                                sandbox.python_environment(os.environ, ROOT).items()])
         process.finished.connect(lambda *_: self._done(process))
         self._process = process
         process.start()
