@@ -1,11 +1,12 @@
 """Hostile payloads, written for these tests, and the tools to watch what they manage.
 
-Kernel payloads hide host code from NVRTC behind `#if __has_include(<unistd.h>)` (NVRTC has no system headers; a named host macro such as __linux__ is refused by the CPU backend now) and run it when the CPU
-backend loads the kernel's library (a global constructor). They import no host function (the
-import check would refuse them): system calls go through a few bytes of x86-64 machine code
-placed in the executable section and called through a pointer, as the issue showed. Reference
-payloads are plain Python. Each payload aims at a place the test watches: a file outside the
-scratch folder, a socket listening on this machine, a process left running.
+Kernel payloads hide host code from NVRTC behind `#if __has_include(<unistd.h>)` (NVRTC has no
+system headers; a named host macro such as __linux__ is refused by the CPU backend now) and run
+it when the CPU backend loads the kernel's library (a global constructor). They import no host
+function (the import check would refuse them): system calls go through a few bytes of x86-64
+machine code placed in the executable section and called through a pointer, as the issue
+showed. Reference payloads are plain Python. Each payload aims at a place the test watches: a
+file outside the scratch folder, a socket listening on this machine, a process left running.
 """
 
 from __future__ import annotations
