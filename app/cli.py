@@ -1,8 +1,9 @@
 """`kernel-studio`: one command with subcommands, a thin front over the core.
 
-Each subcommand lives in app/commands/<name>.py (an underscore in the module's name is a hyphen
-in the command's: spec_check.py is `spec-check`) and provides HELP, add_arguments(parser) and
-run(args) -> exit code. Exit codes (DESIGN.md): 0 success or passed, 1 the kernel failed,
+Each subcommand lives in app/commands/<module>.py, named with its help in app.commands.COMMANDS,
+and provides add_arguments(parser) and run(args) -> exit code. Only the command being run is
+imported: `kernel-studio --help` imports no command module and `verify` never loads the
+assistant. Exit codes (docs/architecture.md): 0 success or passed, 1 the kernel failed,
 2 bad usage or a bad spec, 3 could not decide.
 """
 
@@ -10,47 +11,47 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 
 from app import __version__, offline
-from app import commands as commands_package
+from app.commands import COMMANDS, find
 from app.plaintext import terminal_safe
-from app.review.record import record_command
 
-# Modules whose command is named otherwise (`import` is a Python keyword, so no module's name).
-RENAMED = {"import_kernelbench": "import"}
-# Help lists commands in this order; commands not named here follow alphabetically.
-ORDER = ["gui", "doctor", "compile", "verify", "spec-check", "bench", "compare", "ask", "propose",
-         "bundle", "review", "audit"]
 # Commands whose every run the audit log records here (compare, bundle and review record their
 # own, richer entries).
 AUDITED = ("verify", "bench")
 
 
-def _command_modules() -> dict[str, ModuleType]:
-    """Every module in app.commands, keyed by its subcommand name (spec_check.py: spec-check)."""
-    names = [info.name for info in pkgutil.iter_modules(commands_package.__path__)]
-    commands = {RENAMED.get(name, name.replace("_", "-")): name for name in names}
-    ordered = sorted(commands, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
-    return {command: importlib.import_module(f"app.commands.{commands[command]}")
-            for command in ordered}
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line: the first word that is not an option (the
+    top level has only --help and --version, which take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
-def build_parser(modules: dict[str, ModuleType]) -> argparse.ArgumentParser:
-    """The top-level parser with one subparser per command module."""
+def command_module(name: str) -> ModuleType | None:
+    """The module of command `name`, imported now; None for an unknown name."""
+    command = find(name)
+    return importlib.import_module(f"app.commands.{command.module}") if command else None
+
+
+def build_parser(loaded: dict[str, ModuleType] | None = None) -> argparse.ArgumentParser:
+    """The top-level parser: every command with its help, and the arguments of those in
+    `loaded` (the command being run; the others need none to be listed)."""
+    loaded = loaded or {}
     parser = argparse.ArgumentParser(
         prog="kernel-studio",
         description="Write, verify and time CUDA kernels fully offline.",
     )
     parser.add_argument("--version", action="version", version=f"kernel-studio {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module in modules.items():
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(command)
-        command.set_defaults(run=module.run)
+    for command in COMMANDS:
+        subparser = sub.add_parser(command.name, help=command.help, description=command.help)
+        module = loaded.get(command.name)
+        if module is not None:
+            module.add_arguments(subparser)
+            subparser.set_defaults(run=module.run)
     return parser
 
 
@@ -66,14 +67,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None) -> int:
     """main's work, inside the escaping streams."""
     offline.enforce()
-    parser = build_parser(_command_modules())
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    name = chosen_command(words)
+    module = command_module(name) if name else None
+    parser = build_parser({name: module} if name and module else None)
+    args = parser.parse_args(words)
     try:
         code: int = args.run(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     if args.command in AUDITED:
+        from app.review.record import record_command  # only commands that record need it
         warning = record_command(args.command, args.spec, code)
         if warning:
             print(warning, file=sys.stderr)

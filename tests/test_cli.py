@@ -60,3 +60,25 @@ def test_gui_without_a_display_says_how_to_get_one(tmp_path) -> None:
                           capture_output=True, text=True, timeout=60, env=env, check=False)
     assert done.returncode == 3
     assert "no display to open a window on" in done.stderr and "xvfb-run" in done.stderr
+
+
+def modules_after(*args: str) -> set[str]:
+    """The modules a `kernel-studio ARGS` run has imported by its end (run in a child)."""
+    code = ("import sys\nfrom app import cli\ntry:\n    cli.main(sys.argv[1:])\n"
+            "except SystemExit:\n    pass\nprint(' '.join(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=120, check=False)
+    return set(done.stdout.split())
+
+
+def test_help_imports_no_command_and_verify_never_the_assistant() -> None:
+    listing = modules_after("--help")
+    assert not {m for m in listing if m.startswith("app.commands.")}
+    assert not {"numpy", "torch", "gguf"} & listing
+    for command in ("verify", "compile", "bench", "spec-check"):
+        loaded = modules_after(command, "--help")
+        commands = {m for m in loaded if m.startswith("app.commands.")}
+        assert commands <= {"app.commands.verify", f"app.commands.{command.replace('-', '_')}",
+                            "app.commands.bench"}, commands
+        assert not {m for m in loaded if m.startswith("app.assist")}, command
+        assert not {"torch", "gguf", "transformers"} & loaded, command

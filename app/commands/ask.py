@@ -25,7 +25,6 @@ from app.assist.prompts import PromptContext, build_prompt
 from app.assist.session import GenerationOptions
 
 TEMPERATURE = flags.within(0.0, 100.0, "the temperature", include_low=True)
-HELP = "ask the local model a question, offline; the answer streams to stdout"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

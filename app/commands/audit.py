@@ -18,8 +18,6 @@ from app.plaintext import printable
 from app.review import audit
 from app.review.audit_keys import entry_signature, key_ring, shown_id
 
-HELP = "the audit trail: verify the log's chain and signatures, make a signing key, export, show"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """verify, keygen, export and show."""

@@ -18,9 +18,6 @@ from app.engine.worker.timing import TimingMode
 from app.plaintext import clear_line, rewrite_line
 from app.spec import SpecError, load_spec
 
-HELP = ("time a kernel on the GPU: median and spread, GB/s, GFLOP/s, A/B and sweeps "
-        "(exit 0 timed, 1 a kernel failed, 2 bad spec, 3 no GPU)")
-
 
 def parse_sweep(text: str) -> tuple[str, list[int | float]]:
     """`n=1e4,1e5,1e6` as ('n', [10000, 100000, 1000000])."""

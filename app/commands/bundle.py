@@ -34,9 +34,6 @@ from app.review.record import OUTCOMES, record, spec_subject
 from app.review.reports import write_report
 from app.spec import SpecError, load_spec
 
-HELP = ("review bundles: `create SPEC... -o FILE.ksb` packs kernels, specs, references, headers, "
-        "results and environment with a SHA-256 manifest; `verify FILE.ksb` checks it and "
-        "re-runs it here")
 MAX_NOTE = 4000
 MAX_KEY_BYTES = 16 << 10  # an Ed25519 public key in PEM form is about 113 bytes
 MAX_REASON = 300  # characters of a refusal's reason kept in the audit log

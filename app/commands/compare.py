@@ -26,9 +26,6 @@ from app.review.text import describe_compare
 from app.review.variants import Variant, VariantError, load_variants, pick_baseline
 
 MILLISECONDS = flags.within(0.0, flags.MAX_SECONDS * 1000, "milliseconds")
-HELP = ("compare variants of one task: resources, verdicts on the same cases and seeds, and on "
-        "a GPU timing with ratios to a baseline (exit 0 all passed, 1 one failed, 2 bad input, "
-        "3 undecided)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

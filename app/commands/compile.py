@@ -23,7 +23,6 @@ from app.compile import (
 )
 from app.compile.options import ALLOWED_HELP
 
-HELP = "compile a kernel (no GPU needed): diagnostics, resources, PTX, SASS"
 EXIT_BY_STAGE = {None: 0, "compile": 1, "timeout": 1, "memory": 1, "crash": 1, "input": 2,
                  "options": 2, "includes": 2, "backend": 3}
 COLUMNS = [("registers", "regs"), ("shared_static_bytes", "smem"), ("constant_bytes", "cmem"),

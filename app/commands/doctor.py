@@ -7,8 +7,6 @@ import json
 
 from app import doctor
 
-HELP = "show what this machine offers (compilers, GPU, sanitizer, model) and what follows"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--json for machines."""

@@ -44,8 +44,6 @@ from app.commands.ask import stop_on_interrupt
 from app.fsutil import atomic_write_text
 from app.paths import data_dir
 
-HELP = ("evaluate the local model on the task suite, graded by execution: pass@1 and pass@K, "
-        "by level and dtype; --skills both / --examples both measure a lift")
 TEMPERATURE = flags.within(0.0, 100.0, "the temperature", include_low=True)
 TIMEOUT = flags.within(0.1, 3600.0, "--timeout")
 TIME_LIMIT = flags.within(1.0, 7 * 24 * 3600.0, "--time-limit")

@@ -10,8 +10,6 @@ import importlib
 import os
 import sys
 
-HELP = "open the desktop app (with --screenshot PNG: build, save a picture of the window, exit)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Files to open and the screenshot option."""

@@ -13,8 +13,6 @@ from pathlib import Path
 from app.assist.kernelbench import Refused
 from app.assist.kernelbench_task import import_problem
 
-HELP = ("turn a KernelBench problem file into a task for the assistant (read as text, never "
-        "run; exit 2 with the reason when it does not map)")
 FORMATS = ("kernelbench",)
 
 

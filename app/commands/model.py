@@ -15,8 +15,6 @@ from app.assist.safety import check_model_folder
 from app.assist.skills import load_skills
 from app.paths import models_dir
 
-HELP = "prepare, import, check and list local models and skills (offline)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """One sub-action per verb, each with --json."""

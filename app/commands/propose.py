@@ -28,9 +28,6 @@ from app.commands.ask import stop_on_interrupt
 from app.plaintext import printable
 from app.spec import SpecError, load_spec
 
-HELP = ("the local model proposes kernels for a spec in K chains of up to R rounds, each round "
-        "told why the last failed (exit 0 when one passed, 1 none passed, 3 none could be "
-        "verified)")
 MAX_CANDIDATES = 50
 MAX_ROUNDS = 20
 

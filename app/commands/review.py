@@ -13,7 +13,6 @@ from app.plaintext import printable
 from app.review import audit
 from app.review.bundle import BundleError, open_bundle
 
-HELP = "record a reviewer's decision on a bundle (accept or reject, with a note), signed"
 MAX_NOTE = 4000
 
 

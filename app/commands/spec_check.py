@@ -11,9 +11,6 @@ import sys
 
 from app.engine.verify.speccheck import Strength, check_spec_file
 
-HELP = ("check that a spec catches wrong kernels (no GPU needed; exit 0 strong, 1 weak, "
-        "2 bad spec, 3 not checked)")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """SPEC and --json."""

@@ -52,9 +52,6 @@ from app.assist.teach.sources import (
 from app.assist.teach.train import Settings
 from app.paths import data_dir
 
-HELP = ("teach the local model from verified kernels: build a training set (teach data), "
-        "choose your folders it may learn from (teach allow), train a LoRA adapter (teach "
-        "train), list a model's adapters (teach adapters)")
 DEFAULT_COUNT = 200
 # Drops named on the terminal (summary.json names them all); the generator's are counted only.
 SHOWN_DROPS = 12

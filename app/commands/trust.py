@@ -16,9 +16,6 @@ from typing import Any
 from app import sandbox, trust
 from app.spec import Spec, SpecError, load_spec
 
-HELP = ("trust specs you have read, so that their kernel and reference may run where no sandbox "
-        "can be had (--list, --remove)")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Paths, or --list, or --remove."""

@@ -18,8 +18,6 @@ from app.engine.verify.verifier import verify_file
 from app.plaintext import clear_line, rewrite_line
 from app.spec import Compiler, SpecError, load_spec
 
-HELP = "verify a kernel against its reference (exit 0 passed, 1 failed, 2 bad spec, 3 undecided)"
-
 
 def parse_case(text: str) -> dict[str, int | float]:
     """`n=1000` or `rows=3,cols=5` as a case."""
