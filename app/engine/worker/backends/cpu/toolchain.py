@@ -191,16 +191,37 @@ def runtime_library(toolchain: Toolchain) -> Path:
     return target
 
 
+# Options that change what float arithmetic computes on the GPU (approximate division, square
+# root and math functions, denormals flushed), by name and the values that do it: the CPU
+# build computes IEEE results, so a kernel built with one is refused rather than verified.
+FLOAT_SEMANTICS = {"use_fast_math": None, "ftz": "true", "prec-div": "false",
+                   "prec-sqrt": "false"}
+
+
+def refuse_float_options(options: list[str]) -> None:
+    """Raise "unsupported" naming the first option that changes the GPU's float results."""
+    for option in options:
+        name, _, value = option.lstrip("-").partition("=")
+        if name in FLOAT_SEMANTICS and FLOAT_SEMANTICS[name] in (None, value.lower()):
+            raise BackendError("unsupported", f"not supported by the CPU backend: the compiler "
+                               f"option {option} (on the GPU it changes float results: "
+                               f"approximate division, square root and math functions or "
+                               f"denormals flushed to zero; the CPU build computes IEEE "
+                               f"results, so it cannot tell what the GPU gives)")
+
+
 def host_options(options: list[str], source_dir: str | None) -> list[str]:
     """The spec's compiler options that mean something to the host compiler: macros, include
-    folders (checked and made absolute by the compile step's allowlist) and C++20. The rest
-    (-O3, -lineinfo, --use_fast_math, --ftz, ...) tune GPU code generation and are ignored."""
+    folders (checked and made absolute by the compile step's allowlist) and C++20. Options that
+    change float results are refused (refuse_float_options); the rest (-O3, -lineinfo,
+    --fmad, ...) tune GPU code generation and are ignored."""
     if not options:
         return []
     try:
         normalized = check_options(options, Path(source_dir) if source_dir else None)
     except OptionError as error:
         raise BackendError("load", f"compiler option refused: {error}") from None
+    refuse_float_options(normalized)
     return [option for option in normalized
             if option.startswith(("-D", "-U", "-I")) or option == "-std=c++20"]
 

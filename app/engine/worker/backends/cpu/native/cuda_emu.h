@@ -26,6 +26,7 @@
 #include "emu_abi.h"
 #include "emu_half.h"
 #include "emu_math.h"
+#include "emu_convert.h"
 #include "emu_atomic.h"
 #include "emu_checks.h"
 

@@ -79,17 +79,20 @@ static inline float ks_rcp_approx(float y) {
 }
 static inline float __fdividef(float a, float b) { return a * ks_rcp_approx(b); }
 static inline float fdividef(float a, float b) { return a / b; }
-static inline float ks_fast_exp2(float x) { return exp2f(x); }
-static inline float ks_fast_log2(float x) { return log2f(x); }
+// The approximate instructions behind the fast intrinsics are their .ftz forms (libdevice's
+// __nv_fast_expf/logf/sinf/...): denormal inputs and results become zeros of the same sign.
+static inline float ks_ftz(float v) { return fabsf(v) < FLT_MIN ? copysignf(0.0f, v) : v; }
+static inline float ks_fast_exp2(float x) { return ks_ftz(exp2f(ks_ftz(x))); }
+static inline float ks_fast_log2(float x) { return log2f(ks_ftz(x)); }
 // sin.approx / cos.approx: the argument is multiplied by 1/(2 pi) in float, then the hardware
 // takes sin/cos of that many turns; large arguments lose their precision in that product.
 static inline float ks_fast_sin(float x) {
-    float turns = x * 0.159154943f;
-    return isinf(x) ? NAN : (float)sin(6.283185307179586 * (double)turns);
+    float turns = ks_ftz(x) * 0.159154943f;
+    return isinf(x) ? NAN : ks_ftz((float)sin(6.283185307179586 * (double)turns));
 }
 static inline float ks_fast_cos(float x) {
-    float turns = x * 0.159154943f;
-    return isinf(x) ? NAN : (float)cos(6.283185307179586 * (double)turns);
+    float turns = ks_ftz(x) * 0.159154943f;
+    return isinf(x) ? NAN : ks_ftz((float)cos(6.283185307179586 * (double)turns));
 }
 static inline float ks_fast_expf(float x) { return ks_fast_exp2(x * 1.44269504f); }
 static inline float ks_fast_exp10f(float x) { return ks_fast_exp2(x * 3.32192809f); }
