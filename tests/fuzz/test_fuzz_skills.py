@@ -48,7 +48,7 @@ def test_an_alias_bomb_in_metadata_is_refused_at_once() -> None:
     assert "'metadata' must map names to text" in result.message
 
 
-@pytest.mark.parametrize("make", [lambda k: "---\nname: my-skill\nx: " + "[" * k + "]" * k + "\n---\n",
+@pytest.mark.parametrize("make", [lambda k: "---\nx: " + "[" * k + "]" * k + "\n---\n",
                                   lambda k: "---\n" + "a: b\n" * k + "---\n",
                                   lambda k: "---\n" + "x\n" * k,
                                   lambda k: "---\nname: " + "a" * k + "\n---\n"],
