@@ -50,6 +50,6 @@ def test_spec_options_reach_the_host_compiler(cpu: CpuWorker, tmp_path: Path) ->
     (tmp_path / "inc" / "scale.cuh").write_text("#define SCALE (OFFSET + 1.0f)\n")
     source = tmp_path / "options.cu"
     source.write_text(KERNEL.replace('"scale.cuh"', "<scale.cuh>"))
-    cpu.load(source, "scaled", ["-Iinc", "-DOFFSET=4.0f", "--use_fast_math", "-O3"])
+    cpu.load(source, "scaled", ["-Iinc", "-DOFFSET=4.0f", "--fmad=false", "-O3"])
     out = cpu.run(source, "scaled", (1,), (8,), [np.zeros(8, np.float32)])[0]
     assert (out == 5.0 * np.arange(8)).all()
