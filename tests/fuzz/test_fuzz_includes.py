@@ -4,6 +4,8 @@ work grows linearly with the input."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,7 @@ SOURCES = st.one_of(st.lists(st.sampled_from(ATOMS), max_size=80).map("".join),
                     st.text(max_size=300))
 
 
-def _scan(folder: Path) -> object:
+def _scan(folder: Path) -> Callable[[str], object]:
     """The full scan of one source, as `compile` runs it, in `folder`."""
     return lambda text: includes.scan(text, "k.cu", folder)
 
@@ -34,7 +36,7 @@ def test_any_source_is_scanned_in_bounded_time(text: str) -> None:
     """Every reading of any source, and the directives found in it, come back quickly."""
     bounded(includes.uses, text, ())
     for reading in pptext.readings(text):
-        bounded(lambda t, r=reading: pptext.logical_text(t, r), text, ())
+        bounded(functools.partial(pptext.logical_text, reading=reading), text, ())
 
 
 @given(SOURCES)
