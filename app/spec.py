@@ -495,9 +495,9 @@ def parse_spec_text(text: str, base_dir: Path, path: Path | None = None,
                                          "resources/kernels/vector_add/vector_add.toml")], path)
     line = long_dotted_key(text)
     if line is not None:
+        # a dotted key of that many parts nests as many tables: the same problem, said early
         raise SpecError([Problem("toml", f"line {line}: a dotted key of more than "
-                                         f"{MAX_KEY_PARTS} parts; a spec's keys have at most 4 "
-                                         "(see DESIGN.md for its layout)")], path)
+                                         f"{MAX_KEY_PARTS} parts: {TOO_DEEP}")], path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

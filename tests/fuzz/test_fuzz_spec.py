@@ -106,6 +106,7 @@ def test_a_long_dotted_key_is_refused_before_the_toml_reader() -> None:
                  'x = { ' + ".".join(['"q"'] * 100_000) + " = 1 }\n"):
         result = bounded(_load, text, (SpecError,), seconds=1.0)
         assert "a dotted key of more than" in result.message
+        assert "nested more than 16 levels" in result.message
 
 
 def test_short_dotted_keys_and_dotted_values_still_load() -> None:
