@@ -78,7 +78,7 @@ def test_the_copy_follows_trusts_idea_of_a_kernels_files(tmp_path: Path) -> None
         (folder / name).write_text("x")
     copied = sorted(map(str, snapshot.source_files(folder)))
     assert copied == [".hidden.cu", "k.cu", "k.toml", "notes.txt", "ref.py", "sub/common.cuh"]
-    assert copied == sorted(str(p.relative_to(folder)) for p in trust._folder_sources(folder))
+    assert copied == sorted(str(p.relative_to(folder)) for p in trust._entries(folder)[0])
     folders = snapshot.RunFolders()
     try:
         spec = folder / "k.toml"

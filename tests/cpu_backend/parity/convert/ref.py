@@ -17,9 +17,12 @@ def with_specials(x):
 
 
 def to_int(v, rounding, lo, hi):
-    """Round, then saturate to [lo, hi]; NaN gives 0."""
+    """Round, then saturate to [lo, hi]; NaN gives 0, or 0x8000000000000000 for 64-bit results
+    (measured on an H200)."""
+    wide = hi >= 2**63 - 1
     whole = rounding(np.nan_to_num(v, nan=0.0, posinf=hi, neginf=lo))
-    return np.array([int(max(lo, min(hi, int(w)))) for w in whole], np.int64)
+    out = [int(max(lo, min(hi, int(w)))) for w in whole]
+    return np.array([-2**63 if wide and np.isnan(t) else o for t, o in zip(v, out)], np.int64)
 
 
 def toward(narrow, exact, mode, kind):
@@ -85,11 +88,12 @@ def reference(op, x, k, n):
 
 
 def to_int_u64(v):
-    """__float2ull_ru of each value: round up, saturate to [0, 2^64 - 1], NaN gives 0."""
+    """__float2ull_ru of each value: round up, saturate to [0, 2^64 - 1]; NaN gives
+    0x8000000000000000 (measured on an H200)."""
     out = []
     for value in v:
         if np.isnan(value):
-            out.append(0)
+            out.append(2**63)
         elif value == np.inf:
             out.append(2**64 - 1)
         elif value == -np.inf:
