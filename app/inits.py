@@ -1,4 +1,4 @@
-"""The `init` of an input buffer (DESIGN.md): how its values are made.
+"""The `init` of an input buffer (docs/spec.md): how its values are made.
 
 An init is parsed and checked once, against the buffer's dtype, both when the spec loads and
 again before any values are drawn, so that no spec can ask for values the generator cannot

@@ -1,4 +1,4 @@
-"""The kernel spec, version 1 (DESIGN.md): a TOML file beside the `.cu` that says how to run
+"""The kernel spec, version 1 (docs/spec.md): a TOML file beside the `.cu` that says how to run
 the kernel and what is right. Parsing validates every field and names it in each problem;
 `spec_to_toml` writes what `parse_spec_text` reads, so the GUI and the CLI share one file."""
 

@@ -13,7 +13,7 @@ from app import expr
 # is not a spec, and deep enough nesting would exhaust the TOML parser's stack.
 MAX_NESTING = 16
 TOO_DEEP = (f"tables or arrays nested more than {MAX_NESTING} levels deep; a spec needs at "
-            "most 4 (see DESIGN.md for its layout)")
+            "most 4 (see docs/spec.md for its layout)")
 
 
 # More cases or parameters than anyone writes by hand: bounds that keep the checks of a crafted

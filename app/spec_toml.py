@@ -1,4 +1,4 @@
-"""Writing a spec back to TOML, in the canonical layout of DESIGN.md, so that what the GUI
+"""Writing a spec back to TOML, in the canonical layout of docs/spec.md, so that what the GUI
 writes the CLI reads (parse_spec_text(spec_to_toml(spec)) equals spec)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The kernel templates and the hostile fixtures: specs in DESIGN.md's format, kernels that the
+"""The kernel templates and the hostile fixtures: specs in docs/spec.md's format, kernels that the
 real NVRTC compiles for sm_90 with their entry symbol, signatures that match the specs, and
 references that agree with independent NumPy formulations. No GPU needed."""
 
@@ -84,7 +84,7 @@ def test_every_fixture_is_present_and_the_readme_gives_its_verdict() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The spec, read with tomllib and checked field by field against DESIGN.md
+# The spec, read with tomllib and checked field by field against docs/spec.md
 
 
 def read_toml(path: Path) -> dict[str, Any]:

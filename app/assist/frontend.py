@@ -1,5 +1,5 @@
 """What the assistant's commands share: model flags, building a session from them, progress on
-stderr and mapping errors to exit codes (DESIGN.md: 2 bad input, 3 could not do it)."""
+stderr and mapping errors to exit codes (docs/spec.md: 2 bad input, 3 could not do it)."""
 
 from __future__ import annotations
 

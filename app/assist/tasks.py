@@ -1,4 +1,4 @@
-"""The task suite of the assistant: specs with a [task] table (DESIGN.md), split into dev and
+"""The task suite of the assistant: specs with a [task] table (docs/spec.md), split into dev and
 held-out tasks by resources/tasks/index.toml.
 
 A task says in words what a kernel must compute (`description`), how hard it is (`level`: 1 maps,

@@ -86,7 +86,7 @@ def _usage_error(args: argparse.Namespace) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Time and print the report; the exit code follows DESIGN.md."""
+    """Time and print the report; the exit code follows docs/spec.md."""
     problem = _usage_error(args)
     if problem:
         print(f"kernel-studio bench: {problem}", file=sys.stderr)

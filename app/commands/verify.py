@@ -121,7 +121,7 @@ def _progress(text: str, fraction: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Verify and print the verdict; the exit code follows DESIGN.md."""
+    """Verify and print the verdict; the exit code follows docs/spec.md."""
     if args.seeds is not None and not 1 <= args.seeds <= 1000:
         print("kernel-studio verify: --seeds must be from 1 to 1000", file=sys.stderr)
         return 2

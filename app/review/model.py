@@ -171,7 +171,7 @@ class CompareReport:
 
     @property
     def exit_code(self) -> int:
-        """DESIGN.md's exit codes over every variant."""
+        """docs/spec.md's exit codes over every variant."""
         return exit_code([v.verdict.status for v in self.variants], self.timing.status)
 
     def variant(self, name: str) -> VariantResult:

@@ -1,4 +1,4 @@
-"""Spec parsing: the DESIGN.md example, every validation message, round trips, resolution."""
+"""Spec parsing: the docs/spec.md example, every validation message, round trips, resolution."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A snapshot of what the assistant may see, taken on the GUI thread as plain strings.
 
-The model's thread receives this dict, never a widget (DESIGN.md: workers get data).
+The model's thread receives this dict, never a widget (docs/architecture.md: workers get data).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 JSON (with every sample), and as the plain arrays the GUI's charts take.
 
 A refusal (no GPU), a failed check or a crash is a report with a status and a message, never an
-exception; the exit codes follow DESIGN.md."""
+exception; the exit codes follow docs/spec.md."""
 
 from __future__ import annotations
 

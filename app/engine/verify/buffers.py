@@ -21,7 +21,7 @@ from app.spec import Arg, Spec
 # cudaMalloc's own allocations.
 GUARD_BYTES = 4096
 # Guard zones hold NaN in the buffer's float type (a kernel that reads past a buffer poisons its
-# own output: DESIGN.md, a 0xA5 pattern let an out-of-bounds matmul pass), with a random sign and
+# own output; on an H200 a 0xA5 pattern let an out-of-bounds matmul pass), with a random sign and
 # payload drawn afresh for every buffer of every run. A constant fill could be reproduced: on
 # x86 a NaN read from one 0xFF guard and stored into another left identical bytes, so an
 # off-by-one passed on the CPU backend. Integers get random bytes. The payload's lowest bit is

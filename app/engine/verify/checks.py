@@ -1,5 +1,5 @@
 """The checks made on the images a worker sends back: guard zones, unchanged inputs, unwritten
-outputs, NaN and Inf placement, and tolerance (DESIGN.md, "What a verdict means")."""
+outputs, NaN and Inf placement, and tolerance (docs/spec.md, "What a verdict means")."""
 
 from __future__ import annotations
 

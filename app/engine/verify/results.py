@@ -74,7 +74,7 @@ def known_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def exit_code_for(status: Status, success: Status) -> int:
-    """DESIGN.md's exit codes: 0 for `success`, 2 bad spec or reference, 3 could not decide,
+    """The exit codes of docs/spec.md: 0 for `success`, 2 bad spec or reference, 3 could not decide,
     1 for every way a kernel can fail."""
     if status == success:
         return 0
@@ -179,7 +179,7 @@ class Verdict:
 
     @property
     def exit_code(self) -> int:
-        """DESIGN.md's exit codes: 0 passed, 1 failed, 2 bad spec, 3 undecided."""
+        """The exit codes of docs/spec.md: 0 passed, 1 failed, 2 bad spec, 3 undecided."""
         return exit_code_for(self.status, Status.PASSED)
 
     def to_json(self) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """The runs of a verification: compile, then every case and seed in a worker, each judged by
-app.engine.verify.checks (DESIGN.md, "What a verdict means"). The reference runs on the host,
+app.engine.verify.checks (docs/spec.md, "What a verdict means"). The reference runs on the host,
 in a process of its own (app.engine.verify.reference). The entry points (verify, verify_file)
 are app.engine.verify.verifier."""
 
@@ -338,7 +338,7 @@ def _run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
 def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
                  expected: dict[str, Any], paths: dict[str, Path],
                  salt: bytes) -> list[Finding]:
-    """Every check of DESIGN.md on the images the worker wrote back (made with `salt`)."""
+    """Every check of docs/spec.md on the images the worker wrote back (made with `salt`)."""
     findings: list[Finding] = []
     for arg in ctx.spec.args:
         if not arg.is_buffer:

@@ -2,10 +2,10 @@
 plan that travels in a `bench` message, the noise-based stopping rule, and the sampling outcome
 and record a backend answers with. Summaries and comparisons of samples: app.engine.bench.stats.
 
-Method (DESIGN.md, house style; Triton's do_bench and NVIDIA nvbench): every sample is one launch
-timed by its own event pair; sampling stops when the relative standard error of the mean falls
-under a target (at least `min_samples` first), when the time budget is spent, or at a sample
-cap; every sample is kept.
+Method (docs/architecture.md, house style; Triton's do_bench and NVIDIA nvbench): every sample
+is one launch timed by its own event pair; sampling stops when the relative standard error of
+the mean falls under a target (at least `min_samples` first), when the time budget is spent, or
+at a sample cap; every sample is kept.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ def to_int(v, rounding, lo, hi):
     wide = hi >= 2**63 - 1
     whole = rounding(np.nan_to_num(v, nan=0.0, posinf=hi, neginf=lo))
     out = [int(max(lo, min(hi, int(w)))) for w in whole]
-    return np.array([-2**63 if wide and np.isnan(t) else o for t, o in zip(v, out)], np.int64)
+    return np.array([-2**63 if wide and np.isnan(t) else o
+                     for t, o in zip(v, out, strict=True)], np.int64)
 
 
 def toward(narrow, exact, mode, kind):
