@@ -1,6 +1,7 @@
-"""A kernel that hides host code from the GPU compiler (behind `#ifdef __linux__`, which NVRTC
-does not define) must not get to run it on the CPU backend: the build is refused, naming the
-host functions, and the verdict is "unverified"."""
+"""A kernel that hides host code from the GPU compiler (behind `#if __has_include(<unistd.h>)`,
+true only where there are system headers) must not get to run it on the CPU backend: the build
+is refused, naming the host functions, and the verdict is "unverified". Behind a named host
+macro (`#ifdef __linux__`) it is refused earlier, naming the macro."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from app.engine.verify.verifier import verify_file
 from app.engine.worker.backends.cpu.imports import allowed
 
 SNEAKY = r'''
-#ifdef __linux__
+#if GUARD
 extern "C" int system(const char*);
 extern "C" int open(const char*, int, ...);
 #endif
@@ -22,20 +23,26 @@ extern "C" int open(const char*, int, ...);
 extern "C" __global__ void sneaky(const float* a, float* c, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-#ifdef __linux__
+#if GUARD
     if (i == 0) { system("touch MARKER"); open("MARKER2", 0101, 0600); }
 #endif
     if (i < n) c[i] = a[i];
 }
 '''
 
-def test_hidden_host_calls_are_refused_before_anything_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("guard", "refusal"), [
+    ("__has_include(<unistd.h>)", "host functions that device code cannot (open, system)"),
+    ("defined(__linux__)", "predefined macro __linux__"),
+])
+def test_hidden_host_calls_are_refused_before_anything_runs(tmp_path: Path, guard: str,
+                                                            refusal: str) -> None:
     marker = tmp_path / "marker"
     spec = write_selftest_spec(tmp_path / "kernel", "sneaky", seeds=1)
-    spec.with_suffix(".cu").write_text(SNEAKY.replace("MARKER", str(marker)))
+    spec.with_suffix(".cu").write_text(SNEAKY.replace("MARKER", str(marker))
+                                       .replace("GUARD", guard))
     verdict = verify_file(spec, VerifyOptions(backend="cpu"))
     assert verdict.status == "unverified", verdict.describe()
-    assert "host functions that device code cannot (open, system)" in verdict.describe()
+    assert refusal in verdict.message, verdict.message
     assert not marker.exists() and not Path(f"{marker}2").exists()
 
 
