@@ -8,10 +8,9 @@ import argparse
 import math
 from collections.abc import Callable
 
-from app.compile import OptionError, check_arch, compile_source
+from app import settings
 
-# A time limit beyond a day is a typo, and a huge one overflows the clocks it is added to.
-MAX_SECONDS = 24 * 3600.0
+MAX_SECONDS = settings.TIME_LIMIT_MAX_S
 _PROBE = "__global__ void probe() {}\n"
 
 
@@ -42,9 +41,7 @@ def within(low: float, high: float, what: str,
     return parse
 
 
-# A time limit below this cannot even start a launch or a compiler, so the kernel would be
-# blamed (TIMEOUT) for what is a typo in the flag.
-MIN_SECONDS = 0.1
+MIN_SECONDS = settings.TIME_LIMIT_MIN_S
 seconds = within(MIN_SECONDS, MAX_SECONDS, "seconds", include_low=True)
 milliseconds = within(0.0, MAX_SECONDS * 1000, "milliseconds")
 
@@ -73,6 +70,8 @@ shared_bytes = whole(0, 2**31 - 1, "dynamic shared memory in bytes")
 
 def arch(text: str) -> str:
     """A GPU architecture written as sm_<major><minor> (sm_90, sm_90a, sm_100f)."""
+    from app.compile import OptionError, check_arch  # only where an --arch is given
+
     try:
         return check_arch(text)
     except OptionError as error:
@@ -82,7 +81,26 @@ def arch(text: str) -> str:
 def unsupported_arch(text: str) -> str | None:
     """Why NVRTC cannot compile for `text` (its list of architectures), or None. Compiles an
     empty kernel, so that a typo such as sm_10 is bad usage now, not a compile error later."""
+    from app.compile import compile_source
+
     result = compile_source(_PROBE, filename="probe.cu", folder=None, arch=text)
     if result.stage in ("options", "input"):
         return result.message or f"{text} is not an architecture this compiler knows"
     return None
+
+
+def add_backend(parser: argparse.ArgumentParser, help: str) -> None:
+    """--backend: where kernels run (settings.BackendChoice), auto by default."""
+    parser.add_argument("--backend", choices=settings.BACKEND_CHOICES,
+                        default=settings.BackendChoice.AUTO.value, help=help)
+
+
+def add_timeout(parser: argparse.ArgumentParser, help: str,
+                default: float = settings.TIME_LIMIT_S) -> None:
+    """--timeout: seconds, within the bounds every time limit shares (settings)."""
+    parser.add_argument("--timeout", type=seconds, default=default, metavar="S", help=help)
+
+
+def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:
+    """--json: print `what` as JSON for machines instead of text for people."""
+    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")

@@ -9,9 +9,27 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 
-# The time limit of one kernel launch in verify and bench, in seconds (CLI --timeout, GUI).
+
+class BackendChoice(StrEnum):
+    """Where kernels run, as a user chooses it (every command's --backend, the GUI's menu and
+    Settings): auto (the GPU when there is one, else CPU emulation), pycuda or cpu."""
+
+    AUTO = "auto"
+    PYCUDA = "pycuda"
+    CPU = "cpu"
+
+
+BACKEND_CHOICES = tuple(choice.value for choice in BackendChoice)
+
+# The time limit of one kernel launch in verify and bench, in seconds (CLI --timeout, GUI), and
+# the range a user may set it in: below 0.1 s not even a launch can start (the kernel would be
+# blamed for a typo), and a limit beyond a day is a typo that overflows the clocks it is added
+# to.
 TIME_LIMIT_S = 10.0
+TIME_LIMIT_MIN_S = 0.1
+TIME_LIMIT_MAX_S = 24 * 3600.0
 # The host C++ compiler's time limit for the CPU backend's builds.
 HOST_COMPILE_TIME_LIMIT_S = 150.0
 # A spec's Python reference: loading it, and each call, in its own (sandboxed) process.

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 
+from app import settings
 from ui.theme import available_themes
 
 # name: (menu, text, shortcut, tool tip)
@@ -55,7 +56,6 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "about": ("&Help", "&About Kernel Studio", "", "Version, data folder, offline state"),
 }
 TOOLBAR = ("new", "open", "save", None, "build", "verify", "bench", "cancel")
-BACKENDS = ("auto", "pycuda", "cpu")
 # Commands that start a job: disabled while one runs (Cancel is enabled instead).
 RUN_ACTIONS = ("build", "verify", "bench", "bench_options", "memcheck", "racecheck")
 Slots = Mapping[str, Callable[[], object]]
@@ -158,7 +158,7 @@ def _add_backend_menu(window: QMainWindow, run_menu: QMenu, choices: Choices) ->
     """Run > Backend: where verification runs (auto picks the GPU, else CPU emulation)."""
     menu = run_menu.addMenu("Back&end")
     group = QActionGroup(window)
-    for name in BACKENDS:
+    for name in settings.BACKEND_CHOICES:
         action = QAction(name, window, checkable=True)
         action.setObjectName(f"backend_{name}")
         action.setChecked(name == choices.backend)

@@ -41,8 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sampling temperature; 0 (the default) answers greedily")
     parser.add_argument("--seed", type=int, help="random seed for sampling")
     add_model_arguments(parser)
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object at the end instead of streaming")
+    flags.add_json(parser, "one object at the end instead of streaming,")
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from app import cli_flags as flags
 from app.plaintext import printable
 from app.review import audit
 from app.review.audit_keys import entry_signature, key_ring, shown_id
@@ -31,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "key fails the check")
     check.add_argument("--require-signed", action="store_true",
                        help="every entry must carry a good signature by the key")
-    check.add_argument("--json", action="store_true")
+    flags.add_json(check)
     keygen = sub.add_parser("keygen", help="make the Ed25519 key that signs entries")
     keygen.add_argument("--force", action="store_true", help="replace an existing key")
     export = sub.add_parser("export", help="copy the checked log (and its head) for an archive")

@@ -8,7 +8,6 @@ import json
 import sys
 
 from app import cli_flags as flags
-from app import settings
 from app.cases import CaseError, case_text, check_case
 from app.commands.verify import add_compiler_argument, parse_case
 from app.engine.bench.reports import BenchReport
@@ -51,10 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-samples", type=int, default=10_000, help="at most this many")
     parser.add_argument("--noise", type=flags.finite, default=0.5, metavar="PERCENT",
                         help="stop once the relative standard error is under this (0.5)")
-    parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
-                        help="auto or pycuda time on a GPU; cpu is refused (exit 3)")
-    parser.add_argument("--timeout", type=flags.seconds, default=settings.TIME_LIMIT_S,
-                        help="seconds one launch may take before the worker is killed (10)")
+    flags.add_backend(parser, "auto or pycuda time on a GPU; cpu is refused (exit 3)")
+    flags.add_timeout(parser, "seconds one launch may take before the worker is killed (10)")
     parser.add_argument("--skip-verify", action="store_true",
                         help="do not run the spec's verification cases first (the first and "
                              "last timed launches are still checked)")
@@ -62,8 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="measure the device's copy bandwidth again (it is cached)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap interval")
     add_compiler_argument(parser)
-    parser.add_argument("--json", action="store_true",
-                        help="print the report as JSON, with every sample")
+    flags.add_json(parser, "the report, with every sample,")
 
 
 def _progress(text: str, fraction: float) -> None:

@@ -18,7 +18,6 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from app import cli_flags as flags
-from app import settings
 from app.commands.compare import stop_on_terminate
 from app.engine.verify.results import Verdict
 from app.fsutil import read_regular
@@ -57,12 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--key", type=Path, metavar="PUB",
                        help="refuse the bundle unless its manifest is signed by this public key")
     for each in (create, check):
-        each.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
-                          help="where kernels run (timing needs a GPU)")
+        flags.add_backend(each, "where kernels run (timing needs a GPU)")
         each.add_argument("--no-timing", action="store_true", help="do not time on a GPU")
-        each.add_argument("--timeout", type=flags.seconds, default=settings.TIME_LIMIT_S,
-                          help="seconds one launch may take (default 10)")
-        each.add_argument("--json", action="store_true", help="print the result as JSON")
+        flags.add_timeout(each, "seconds one launch may take (default 10)")
+        flags.add_json(each, "the result")
 
 
 def _options(args: argparse.Namespace) -> RunOptions:

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from app import cli_flags as flags
-from app import settings
 from app.cases import check_case
 from app.commands.bench import parse_sweep
 from app.commands.verify import add_compiler_argument
@@ -39,18 +38,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="time at each value of one size variable (e.g. n=1e4,1e5,1e6)")
     parser.add_argument("--report", type=Path, metavar="FILE.html",
                         help="also write a self-contained HTML report here")
-    parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
-                        help="where verification runs (timing always needs a GPU)")
+    flags.add_backend(parser, "where verification runs (timing always needs a GPU)")
     parser.add_argument("--no-timing", action="store_true", help="compile and verify only")
     parser.add_argument("--budget-ms", type=MILLISECONDS, default=1000.0,
                         help="timing budget per variant and case, in ms (default 1000)")
-    parser.add_argument("--timeout", type=flags.seconds, default=settings.TIME_LIMIT_S,
-                        help="seconds one launch may take before it is killed (default 10)")
+    flags.add_timeout(parser, "seconds one launch may take before it is killed (default 10)")
     parser.add_argument("--arch", type=flags.arch,
                         help="compile for this arch when no GPU decides it (default sm_90)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals")
     add_compiler_argument(parser)
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    flags.add_json(parser, "the report")
 
 
 def _progress(text: str, fraction: float) -> None:

@@ -22,6 +22,7 @@ from app.compile import (
     sass_listing,
 )
 from app.compile.options import ALLOWED_HELP
+from app.spec import Compiler
 
 EXIT_BY_STAGE = {None: 0, "compile": 1, "timeout": 1, "memory": 1, "crash": 1, "input": 2,
                  "options": 2, "includes": 2, "backend": 3}
@@ -49,11 +50,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="threads per block (1 to 1024): adds theoretical occupancy")
     parser.add_argument("--dynamic-shared", type=flags.shared_bytes, default=0, metavar="BYTES",
                         help="dynamic shared memory per block, for occupancy")
-    parser.add_argument("--backend", choices=["nvrtc", "nvcc"], default="nvrtc")
-    parser.add_argument("--timeout", type=flags.seconds, default=30.0,
-                        help="seconds (default 30)")
+    parser.add_argument("--backend", choices=[c.value for c in Compiler],
+                        default=Compiler.NVRTC.value, help="the compiler (default nvrtc)")
+    flags.add_timeout(parser, "seconds the compiler may take (default 30)", default=30.0)
     parser.add_argument("--no-cache", action="store_true", help="compile even when cached")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    flags.add_json(parser, "the result")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from app import cli_flags as flags
 from app import doctor
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--json for machines."""
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    flags.add_json(parser, "the report")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from app import cli_flags as flags
-from app import settings as app_settings
 from app.assist import report, store
 from app.assist.batch import BatchModel, Request
 from app.assist.errors import AssistError
@@ -45,7 +44,6 @@ from app.fsutil import atomic_write_text
 from app.paths import data_dir
 
 TEMPERATURE = flags.within(0.0, 100.0, "the temperature", include_low=True)
-TIMEOUT = flags.within(0.1, 3600.0, "--timeout")
 TIME_LIMIT = flags.within(1.0, 7 * 24 * 3600.0, "--time-limit")
 # On a GPU a step costs about the same for one row as for hundreds (measured on an H200: about
 # 70 ms a step for 1, 24 and 128 rows), so the chains of a round go in few batches; 128 rows of
@@ -81,10 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "on a GPU)")
     parser.add_argument("--workers", type=positive, metavar="N",
                         help="candidates verified at once (default 1 on the CPU, more on a GPU)")
-    parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
-                        help="where candidates run (default auto)")
-    parser.add_argument("--timeout", type=TIMEOUT, default=app_settings.TIME_LIMIT_S,
-                        metavar="S", help="seconds a candidate may run before it is killed")
+    flags.add_backend(parser, "where candidates run (default auto)")
+    flags.add_timeout(parser, "seconds a candidate may run before it is killed")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="the run folder for every attempt (default: the data folder's "
                              "eval/runs/)")
@@ -95,7 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-estimate", action="store_true",
                         help="start without timing the model first")
     add_model_arguments(parser)
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    flags.add_json(parser, "the result")
 
 
 def spread(tasks: list[Task], limit: int | None) -> list[Task]:

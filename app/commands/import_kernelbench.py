@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from app import cli_flags as flags
 from app.assist.kernelbench import Refused
 from app.assist.kernelbench_task import import_problem
 
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where the task folder is written (default: the current folder)")
     parser.add_argument("--force", action="store_true",
                         help="overwrite an existing task folder (and the edits in it)")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    flags.add_json(parser, "the result")
 
 
 def run(args: argparse.Namespace) -> int:

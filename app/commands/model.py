@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from app import cli_flags as flags
 from app.assist.convert import import_folder, import_model, prepare_default_model, resolve_model
 from app.assist.errors import AssistError
 from app.assist.frontend import StderrProgress, report_error
@@ -19,7 +20,7 @@ from app.paths import models_dir
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """One sub-action per verb, each with --json."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print JSON")
+    flags.add_json(common)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     verbs.add_parser("list", parents=[common],
                      help="models in the models folder and whether they have a manifest")

@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from app import cli_flags as flags
 from app.assist.attempts import Attempt
 from app.assist.errors import AssistError
 from app.assist.frontend import (
@@ -53,12 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="no verified example kernels in the prompts")
     parser.add_argument("--no-verify", action="store_true",
                         help="only write the first round's candidates; run nothing")
-    parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
-                        help="where candidates run when verified (default auto)")
+    flags.add_backend(parser, "where candidates run when verified (default auto)")
     parser.add_argument("--batch", type=positive, metavar="N",
                         help="chains answered together (default: all K on a GPU, 1 on the CPU)")
     add_model_arguments(parser)
-    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    flags.add_json(parser, "the results")
 
 
 def exit_code(attempts: list[Attempt], verified: bool) -> int:

@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from app import cli_flags as flags
 from app.plaintext import printable
 from app.review import audit
 from app.review.bundle import BundleError, open_bundle
@@ -28,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for each in (decide, approve, reject):
         each.add_argument("bundle", type=Path, metavar="FILE.ksb")
         each.add_argument("--note", required=True, help="why (kept in the audit log)")
-        each.add_argument("--json", action="store_true")
+        flags.add_json(each)
 
 
 def _decision(args: argparse.Namespace) -> str:

@@ -9,13 +9,14 @@ import argparse
 import json
 import sys
 
+from app import cli_flags as flags
 from app.engine.verify.speccheck import Strength, check_spec_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """SPEC and --json."""
     parser.add_argument("spec", help="the kernel's spec file (TOML)")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    flags.add_json(parser, "the result")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from app import cli_flags as flags
 from app.assist import quant
 from app.assist.convert import resolve_model
 from app.assist.errors import AssistError
@@ -78,15 +79,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--no-proposals", action="store_true",
                       help="leave out the proposals the assistant kept once they passed")
     data.add_argument("--no-generated", action="store_true", help="leave the generator out")
-    data.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
-                      help="where kernels are verified (default: the best there is)")
-    data.add_argument("--json", action="store_true", help="print the summary as JSON")
+    flags.add_backend(data, "where kernels are verified (default: the best there is)")
+    flags.add_json(data, "the summary")
     _source_arguments(sub)
     _train_arguments(sub.add_parser("train", help="train a LoRA adapter on a training set"))
     listing = sub.add_parser("adapters", help="list a model's LoRA adapters, each checked")
     listing.add_argument("--model", metavar="PATH",
                          help="a model folder or name (default: the prepared default model)")
-    listing.add_argument("--json", action="store_true", help="print the list as JSON")
+    flags.add_json(listing, "the list")
     verdict = sub.add_parser("judge", help="keep an adapter only if held-out evals before and "
                              "after it show a lift of pass@1 (interval above zero)")
     verdict.add_argument("--before", type=Path, required=True,
@@ -107,7 +107,7 @@ def _source_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     disallowing.add_argument("folder", type=Path, help="a folder allowed before")
     listing = sub.add_parser("sources", help="list the folders teach data may learn from and "
                              "the proposals kept")
-    listing.add_argument("--json", action="store_true", help="print the list as JSON")
+    flags.add_json(listing, "the list")
 
 
 def _train_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app import cli_flags as flags
 from app import sandbox, trust
 from app.spec import Spec, SpecError, load_spec
 
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--list", action="store_true", help="show the trusted specs")
     action.add_argument("--remove", action="store_true", help="forget the given specs")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    flags.add_json(parser, "the result")
 
 
 def _spec_files(path: Path) -> list[Path]:

@@ -7,7 +7,6 @@ import json
 import sys
 
 from app import cli_flags as flags
-from app import settings
 from app.cases import CaseError, case_text, check_case, resolve
 from app.engine.verify import sanitizer
 from app.engine.verify.results import Status, Verdict
@@ -62,8 +61,7 @@ def case_problem(path: str, cases: list[dict[str, int | float]] | None) -> str |
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The verify flags."""
     parser.add_argument("spec", help="the kernel's spec file (TOML)")
-    parser.add_argument("--backend", choices=["auto", "pycuda", "cpu"], default="auto",
-                        help="where kernels run: pycuda on a GPU, cpu emulation, or auto")
+    flags.add_backend(parser, "where kernels run: pycuda on a GPU, cpu emulation, or auto")
     parser.add_argument("--sanitize", choices=sanitizer.TOOLS,
                         help="also run every case under compute-sanitizer with this tool")
     parser.add_argument("--case", action="append", type=parse_case, metavar="K=V[,K=V]",
@@ -76,12 +74,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, action="append", metavar="S",
                         help="run exactly this seed instead of the spec's (repeatable; replays a "
                              "--random-seeds failure)")
-    parser.add_argument("--timeout", type=flags.seconds, default=settings.TIME_LIMIT_S,
-                        help="seconds a launch may take before it is killed (default 10)")
+    flags.add_timeout(parser, "seconds a launch may take before it is killed (default 10)")
     parser.add_argument("--arch", type=flags.arch,
                         help="compile for this arch when no GPU decides it (sm_90)")
     add_compiler_argument(parser)
-    parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    flags.add_json(parser, "the verdict")
 
 
 def add_compiler_argument(parser: argparse.ArgumentParser) -> None:

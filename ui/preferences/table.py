@@ -16,8 +16,6 @@ from PySide6.QtCore import QSettings
 
 from app import settings
 
-BACKENDS = ("auto", "pycuda", "cpu")
-
 
 def _arch_problem(value: str) -> str:
     """What is wrong with an architecture ('' when it is empty or real)."""
@@ -95,9 +93,10 @@ PREFERENCES: tuple[Preference, ...] = (
                "from the compiler's allowlist", check=_options_problem),
     Preference("run/backend", "Backend", "choice", "auto",
                "where Verify and Bench run: auto (the GPU, else CPU emulation), pycuda or cpu",
-               choices=BACKENDS),
+               choices=settings.BACKEND_CHOICES),
     Preference("run/time_limit", "Time limit (s)", "float", settings.TIME_LIMIT_S,
-               "how long one kernel launch may run before it is killed", 0.5, 3600),
+               "how long one kernel launch may run before it is killed", settings.TIME_LIMIT_MIN_S,
+               settings.TIME_LIMIT_MAX_S),
 )
 BY_KEY = {preference.key: preference for preference in PREFERENCES}
 # Chosen in the Assistant pane, not the Settings dialog: the dialog writes back every value it
