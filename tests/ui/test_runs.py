@@ -16,6 +16,7 @@ from gui_support import processes_tagged, selftest_kernel
 from PySide6.QtCore import Qt
 from selftest_spec import BENCH
 
+from app.engine.verify.seeds import FRESH_FLOOR
 from ui.main_window import MainWindow
 
 
@@ -23,12 +24,21 @@ def test_verify_runs_in_a_real_worker_and_shows_the_verdict(
         qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
     window.open_files([selftest_kernel(tmp_path / "ok", "copy")])
     window.runner.backend = "selftest"
-    with qtbot.waitSignal(window.runner.verified, timeout=60000):
+    with qtbot.waitSignal(window.runner.verified, timeout=60000) as blocker:
         qtbot.keyClick(window.tabs.current(), Qt.Key.Key_F5)
     pane = window.results_pane
     assert pane.status() == "PASSED"
-    assert pane.runs.rowCount() == 4
-    assert [pane.runs.item(r, 2).text() for r in range(4)] == ["passed"] * 4
+    # Each case runs the spec's seeds 0 and 1, then the one seed drawn for this verification,
+    # marked fresh; the message names it for a replay.
+    fresh = blocker.args[0].fresh_seeds
+    assert len(fresh) == 1 and fresh[0] >= FRESH_FLOOR
+    rows = [tuple(pane.runs.item(r, c).text() for c in range(3))
+            for r in range(pane.runs.rowCount())]
+    assert rows == [(case, seed, "passed") for case in ("n=1", "n=1025")
+                    for seed in ("0", "1", f"{fresh[0]} (fresh)")]
+    assert pane.message.text().endswith(
+        f"fresh seeds drawn for this run: {fresh[0]} (replay one with kernel-studio verify "
+        f"SPEC --seed {fresh[0]})")
     assert pane.details.toPlainText() == "Every run passed."
 
 
