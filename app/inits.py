@@ -13,7 +13,6 @@ import contextlib
 import math
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from app.dtypes import DType
@@ -44,6 +43,8 @@ class Init:
 
 def largest_finite(dtype: DType) -> float:
     """The largest finite value of a float dtype (bfloat16 included, hence ml_dtypes)."""
+    import ml_dtypes  # with the first float init, as dtypes loads it
+
     return float(ml_dtypes.finfo(dtype.numpy).max)  # type: ignore[no-untyped-call]
 
 
