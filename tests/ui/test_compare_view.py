@@ -77,7 +77,12 @@ def test_two_open_kernels_compared_side_by_side(qtbot: Any, window: MainWindow,
     assert "strided_add" in right.view.toPlainText()
     left.view.verticalScrollBar().setValue(5)
     assert right.view.verticalScrollBar().value() == 5
-    assert view.table.cell_text("n=1025", 1) == "1/1 passed"
+    # The spec's one seed and the fresh seed drawn for this compare, the same for both.
+    fresh = report.variants[0].verdict.fresh_seeds
+    assert len(fresh) == 1 and fresh == report.variants[1].verdict.fresh_seeds
+    assert [[(r.case, r.seed) for r in v.verdict.runs] for v in report.variants] == [
+        [({"n": n}, seed) for n in (1, 1025) for seed in (0, fresh[0])]] * 2
+    assert view.table.cell_text("n=1025", 1) == "2/2 passed"
     assert view.table.cell_text("verdict", 0) == "passed"
     assert int(view.table.cell_text("registers", 1)) > 0
     assert "GPU" in view.bars.note and not view.bars.items
