@@ -33,7 +33,8 @@ def test_a_verification_shows_each_stage_with_its_clock(qtbot: Any, window: Main
         assert window.verify()
         assert stages.running and stages.isVisibleTo(window.results_pane)
         qtbot.waitUntil(lambda: stages.names()[-1:] == ["Running the cases"], timeout=30000)
-        assert "\u25b6 Running the cases: case 1 of 2, seed 1 of 2" in stages.label.text()
+        # Each case runs the spec's 2 seeds and the fresh one drawn for this verification.
+        assert "\u25b6 Running the cases: case 1 of 2, seed 1 of 3" in stages.label.text()
         before = stages.label.text()
         qtbot.waitUntil(lambda: stages.label.text() != before, timeout=3000)  # the clock runs
     assert stages.names()[:3] == ["Starting", "Starting the job process", "Starting the worker"]
