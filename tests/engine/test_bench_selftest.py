@@ -137,9 +137,14 @@ def test_a_kernel_that_replays_a_remembered_answer_is_caught(tmp_path: Path) -> 
 
 
 def test_passing_verification_is_not_enough(tmp_path: Path) -> None:
-    # Verification launches lazy_copy twice (two cases, one seed): both work. Timing catches it.
-    report = bench_file(make_spec(tmp_path, "lazy_copy"), BenchOptions(**QUICK))
+    # Verification launches lazy_copy twice (one case: the spec's seed and a fresh one), in a
+    # worker of its own: both work. Timing catches it.
+    spec = make_spec(tmp_path, "lazy_copy")
+    spec.write_text(spec.read_text().replace("cases = [{ n = 1 }, { n = 1025 }]",
+                                             "cases = [{ n = 1025 }]"))
+    report = bench_file(spec, BenchOptions(**QUICK))
     assert report.verification[0]["status"] == "passed"
+    assert report.verification[0]["runs"] == 2 and len(report.verification[0]["fresh_seeds"]) == 1
     assert report.status == "unwritten", report.describe()
     assert report.exit_code == 1
 
