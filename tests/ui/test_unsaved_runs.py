@@ -64,7 +64,10 @@ def test_unsaved_reference_and_spec_edits_run_and_stay_unsaved(
     window.runner.set_backend("selftest")
     verdict = verify_and_wait(qtbot, window)
     assert verdict.status == "mismatch"  # the edited reference expects a + 1
-    assert [run.case for run in verdict.runs] == [{"n": 3}, {"n": 3}]  # the form's case
+    # The form's case, with the spec's 2 seeds and the fresh one drawn for this verification.
+    assert len(verdict.fresh_seeds) == 1
+    assert [(run.case, run.seed) for run in verdict.runs] == [
+        ({"n": 3}, seed) for seed in (0, 1, *verdict.fresh_seeds)]
     assert {path: path.read_bytes() for path in on_disk} == on_disk
     assert window.spec_panel.is_modified() and ref_editor.is_modified()
 
