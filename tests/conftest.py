@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from app import system
+
+if TYPE_CHECKING:
+    from app.engine.verify.runs import Engine
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -39,3 +44,16 @@ def _private_user_folders(tmp_path_factory: pytest.TempPathFactory,
     base: Path = tmp_path_factory.getbasetemp()
     monkeypatch.setenv("KERNEL_STUDIO_CACHE", str(base / "cache"))
     monkeypatch.setenv("KERNEL_STUDIO_DATA", str(base / "data"))
+
+
+@pytest.fixture(scope="module")
+def warm_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """One engine for a module, with its cpu worker started in the tests' private cache: the
+    worker stays warm from one kernel to the next."""
+    from app.engine.verify.runs import Engine
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KERNEL_STUDIO_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        with Engine() as shared:
+            shared.handle("cpu").ensure()
+            yield shared

@@ -5,7 +5,6 @@ emulation cannot make behave as the GPU; never "passed" where the GPU fails."""
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,9 @@ KERNELS = tomllib.loads((CORPUS / "corpus.toml").read_text())["kernel"]
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    """One engine for the whole corpus: a group's kernels share a folder, so its worker stays
-    warm, and its library is built once."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("KERNEL_STUDIO_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
-        with Engine() as shared:
-            shared.handle("cpu").ensure()
-            yield shared
+def engine(warm_engine: Engine) -> Engine:
+    """The module's warm engine (tests/conftest.py)."""
+    return warm_engine
 
 
 def test_the_corpus_is_large_and_indexed() -> None:

@@ -7,7 +7,6 @@ the poison (or any NaN) fails the runs whose outputs start from ordinary values.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,12 +39,9 @@ VECTORS = ("{ int i = 4 * (blockIdx.x * blockDim.x + threadIdx.x);"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    """One engine: the CPU worker stays warm from one kernel to the next."""
-    with Engine() as shared:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("KERNEL_STUDIO_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
-            yield shared
+def engine(warm_engine: Engine) -> Engine:
+    """The module's warm engine (tests/conftest.py)."""
+    return warm_engine
 
 
 def verdict_with(folder: Path, body: str, engine: Engine, per_block: int = 256) -> Verdict:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,13 +30,9 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    """One engine, so that the cpu worker stays warm from one spec to the next."""
-    with Engine() as shared:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("KERNEL_STUDIO_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
-            shared.handle("cpu").ensure()
-        yield shared
+def engine(warm_engine: Engine) -> Engine:
+    """The module's warm engine (tests/conftest.py)."""
+    return warm_engine
 
 
 @pytest.mark.parametrize("name", TEMPLATES)

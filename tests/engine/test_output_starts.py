@@ -6,7 +6,6 @@ real NVRTC."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,12 +26,9 @@ WHERE_NAN = f"{{ {INDEX} if (i < n && isnan(c[i])) c[i] = a[i] + b[i]; }}"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    """One engine: the CPU worker stays warm from one kernel to the next."""
-    with Engine() as shared:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("KERNEL_STUDIO_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
-            yield shared
+def engine(warm_engine: Engine) -> Engine:
+    """The module's warm engine (tests/conftest.py)."""
+    return warm_engine
 
 
 def verdict_of(folder: Path, body: str, engine: Engine, **options: object) -> Verdict:
