@@ -83,7 +83,16 @@ static inline float fdividef(float a, float b) { return a / b; }
 // arguments and results to zeros of the same sign; ex2.approx and lg2.approx keep them
 // (__logf of a denormal is its logarithm, __expf gives denormal results).
 static inline float ks_ftz(float v) { return fabsf(v) < FLT_MIN ? copysignf(0.0f, v) : v; }
-static inline float ks_fast_exp2(float x) { return exp2f(x); }
+// ex2.approx's denormal results are not the exact ones (an H200 was off by more than eight
+// denormal steps on some), and the emulation cannot reproduce its approximation: refused.
+static inline float ks_fast_exp2(float x) {
+    float r = exp2f(x);
+    if (r != 0.0f && fabsf(r) < FLT_MIN)
+        ks_stop(3, "not supported by the CPU backend: a fast exponential (__expf, __exp10f, "
+                   "__powf) with a denormal result (below 2^-126; the GPU's approximation "
+                   "there is not the exact value the CPU computes)");
+    return r;
+}
 static inline float ks_fast_log2(float x) { return log2f(x); }
 // sin.approx / cos.approx: the argument is multiplied by 1/(2 pi) in float, then the hardware
 // takes sin/cos of that many turns; large arguments lose their precision in that product.
