@@ -5,6 +5,7 @@ bad value a message repeats."""
 from __future__ import annotations
 
 import re
+import tomllib
 from typing import Any
 
 from app import expr
@@ -39,6 +40,20 @@ def long_dotted_key(text: str) -> int | None:
         if match.group().count(".") >= MAX_KEY_PARTS:
             return text.count("\n", 0, match.start()) + 1
     return None
+
+
+def loads_bounded(text: str) -> dict[str, Any]:
+    """tomllib.loads for TOML text from a file, refusing first what it would read in more than
+    linear time (a dotted key of very many parts) or too deeply nested to read: a
+    TOMLDecodeError either way, so every reader keeps its one except clause."""
+    line = long_dotted_key(text)
+    if line is not None:
+        raise tomllib.TOMLDecodeError(f"line {line}: a dotted key of more than "
+                                      f"{MAX_KEY_PARTS} parts: {TOO_DEEP}")
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError(TOO_DEEP) from None
 
 
 def nesting(data: Any) -> int:

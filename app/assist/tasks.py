@@ -18,6 +18,7 @@ from typing import Any
 
 from app.paths import RESOURCES
 from app.spec import Spec, SpecError, load_spec
+from app.spec_limits import loads_bounded
 
 TASKS_DIR = RESOURCES / "tasks"
 INDEX_NAME = "index.toml"
@@ -70,7 +71,7 @@ class Task:
 def _read_toml(path: Path) -> dict[str, Any]:
     """A TOML file's data; TaskError naming the file when it cannot be read."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return loads_bounded(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise TaskError(f"cannot read {path}: {error}") from None
     except tomllib.TOMLDecodeError as error:

@@ -6,13 +6,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from app.spec_limits import loads_bounded
+
 MAX_CANDIDATES = 50
 
 
 def _kernel_table(spec_path: Path) -> dict[str, Any]:
     """The [kernel] table of a spec file, or {} when it cannot be read."""
     try:
-        kernel = tomllib.loads(spec_path.read_text(encoding="utf-8")).get("kernel", {})
+        kernel = loads_bounded(spec_path.read_text(encoding="utf-8")).get("kernel", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
     return kernel if isinstance(kernel, dict) else {}

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.spec_limits import loads_bounded
 from ui.spec.checker import CHECK_DELAY_MS, SpecChecker, headline, summary_lines
 
 # app.spec, app.dtypes and the form helpers import numpy: they load with the first spec, not
@@ -257,7 +258,7 @@ class SpecPanel(QWidget):
         """Read a spec file into the form; False (with the reason shown) when it is unreadable."""
         path = Path(path)
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = loads_bounded(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
             self.path = None
             self.setEnabled(False)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from app.assist.teach.data import Skipped, leading_comment
 from app.fsutil import atomic_write_text
 from app.paths import data_dir
 from app.spec import MAX_SPEC_BYTES, SpecError, load_spec
+from app.spec_limits import loads_bounded
 
 SOURCES_NAME = "sources.json"
 FORMAT = 1
@@ -120,7 +120,7 @@ def is_spec(path: Path) -> bool:
     try:
         if len(raw) > MAX_SPEC_BYTES:
             raise ValueError("too large")
-        table = tomllib.loads(raw.decode("utf-8")).get("kernel")
+        table = loads_bounded(raw.decode("utf-8")).get("kernel")
     except (ValueError, RecursionError):  # TOMLDecodeError and UnicodeDecodeError among them
         return _KERNEL_LINE.search(raw) is not None
     if not isinstance(table, dict):
