@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -61,7 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     file, a compiler, a reference, a model or the audit log never reaches a terminal raw, and a
     new command cannot forget it. JSON stays JSON (json.dumps escapes every C0 control)."""
     with terminal_safe():
-        return _run(argv)
+        try:
+            return _run(argv)
+        except Exception:  # a bug: its traceback may quote a file's text, so escape it too
+            traceback.print_exc()
+            return 1  # what Python itself exits with for an uncaught exception
 
 
 def _run(argv: Sequence[str] | None) -> int:

@@ -128,3 +128,16 @@ def test_the_stream_escapes_what_json_leaves_and_keeps_json_valid() -> None:
     assert not RAW.findall(sink.text)
     assert json.loads(sink.text) == {"m": HOSTILE}
     assert terminal_text("a\tb\nc") == "a\tb\nc"
+
+
+def test_a_traceback_quoting_hostile_text_is_escaped_too() -> None:
+    # A bug's traceback may quote what a file held; it goes out through the same streams.
+    code = ("import app.commands.doctor as d\nfrom app import cli\n"
+            f"def boom(args):\n    raise ValueError({HOSTILE!r})\n"
+            "d.run = boom\nraise SystemExit(cli.main(['doctor']))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120,
+                          cwd=ROOT, check=False)
+    output = done.stdout.decode("utf-8", "surrogateescape") + \
+        done.stderr.decode("utf-8", "surrogateescape")
+    assert done.returncode == 1 and "ValueError: clear" in output
+    assert_no_raw_controls(output)
