@@ -155,3 +155,12 @@ def save_spec_keeping_layout(spec: Spec, path: Path) -> None:
         original = ""
     text = update_spec_text(original, spec) if original.strip() else spec_to_toml(spec)
     atomic_write_text(path, text)
+
+
+def save_spec(spec: Spec, path: Path) -> None:
+    """Write the spec atomically (the old file survives any failure). Over an existing file it
+    keeps what the spec model does not own ([task], comments: save_spec_keeping_layout)."""
+    if path.exists():
+        save_spec_keeping_layout(spec, path)
+        return
+    atomic_write_text(path, spec_to_toml(spec))

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
-from app.fsutil import atomic_write_text
 from app.spec import Arg, Case, Spec
 
 
@@ -88,14 +86,3 @@ def spec_to_toml(spec: Spec) -> str:
     lines += ["[reference]", f"python = {_string(spec.reference)}", ""]
     lines += _verify_lines(spec) + _bench_lines(spec)
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def save_spec(spec: Spec, path: Path) -> None:
-    """Write the spec atomically (the old file survives any failure). Over an existing file it
-    saves as app.spec_edit does, keeping what the spec model does not own ([task], comments)."""
-    if path.exists():
-        from app.spec_edit import save_spec_keeping_layout  # spec_edit builds on this module
-
-        save_spec_keeping_layout(spec, path)
-        return
-    atomic_write_text(path, spec_to_toml(spec))

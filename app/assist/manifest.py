@@ -12,15 +12,18 @@ from pathlib import Path
 from typing import Any
 
 from app.assist.errors import ModelRefused
+
+# The names of a model folder's files live in modelfiles, below this module (it checked the
+# weights through model_files, which made the two import each other); kept here for callers.
+from app.assist.modelfiles import ADAPTERS_PREFIX as ADAPTERS_PREFIX
+from app.assist.modelfiles import MANIFEST_NAME as MANIFEST_NAME
 from app.assist.modelfiles import check_links
+from app.assist.modelfiles import model_files as model_files
 from app.fsutil import atomic_write_text
 
-MANIFEST_NAME = "manifest.json"
 FORMAT = "kernel-studio-model-manifest"
 VERSION = 1
 _CHUNK = 4 << 20
-# A model's LoRA adapters (app.assist.teach.adapters) live below it, outside its manifest.
-ADAPTERS_PREFIX = "adapters/"
 # A manifest lists a few dozen files; anything this large is not one.
 MAX_MANIFEST_BYTES = 16 << 20
 # A callback for long hashing: (message, fraction done in [0, 1]).
@@ -45,14 +48,6 @@ def sha256_file(path: Path, on_bytes: Callable[[int], None] | None = None) -> st
             if on_bytes:
                 on_bytes(len(chunk))
     return digest.hexdigest()
-
-
-def model_files(folder: Path) -> list[str]:
-    """Every file under `folder` (relative, POSIX style, sorted), the manifest itself and the
-    adapters/ folder excepted (each adapter has a manifest of its own, checked when it is used:
-    training one must not make its model "changed")."""
-    names = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
-    return sorted(n for n in names if n != MANIFEST_NAME and not n.startswith(ADAPTERS_PREFIX))
 
 
 class _ByteProgress:

@@ -23,6 +23,11 @@ from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
 
 from app.assist.errors import GenerationFailed, ModelRefused
 
+# The manifest's own file name in a model folder (app.assist.manifest).
+MANIFEST_NAME = "manifest.json"
+# A model's LoRA adapters (app.assist.teach.adapters) live below it, outside its manifest.
+ADAPTERS_PREFIX = "adapters/"
+
 T = TypeVar("T")
 # safetensors' own limit for the JSON header.
 MAX_SAFETENSORS_HEADER = 100 << 20
@@ -269,11 +274,17 @@ def _tensor_info(cursor: _Cursor) -> tuple[str, int, int]:
     return name, offset, count // block * block_bytes
 
 
+def model_files(folder: Path) -> list[str]:
+    """Every file under `folder` (relative, POSIX style, sorted), the manifest itself and the
+    adapters/ folder excepted (each adapter has a manifest of its own, checked when it is used:
+    training one must not make its model "changed")."""
+    names = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
+    return sorted(n for n in names if n != MANIFEST_NAME and not n.startswith(ADAPTERS_PREFIX))
+
+
 def check_weights(folder: Path) -> None:
     """Every safetensors file of a model folder, its adapters/ aside: each adapter is checked
     when it is chosen, so a broken one cannot take the model and the other adapters with it."""
-    from app.assist.manifest import model_files  # manifest imports this module
-
     for name in model_files(folder):
         if name.endswith(".safetensors"):
             check_safetensors(folder / name)

@@ -16,7 +16,7 @@ from app.engine.worker.backends.base import (
     LaunchRequest,
     ScalarArg,
 )
-from app.engine.worker.sampler import HostTimer, run_sampling, time_on_host, warm_up
+from app.engine.worker.backends.sampler import HostTimer, run_sampling, time_on_host, warm_up
 from app.engine.worker.timing import TimingPlan
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from app.cases import CaseError, resolve
 from app.spec import SpecError, load_spec, parse_spec_text
-from app.spec_toml import save_spec, spec_to_toml
+from app.spec_edit import save_spec
+from app.spec_toml import spec_to_toml
 
 DESIGN_EXAMPLE = '''
 [kernel]

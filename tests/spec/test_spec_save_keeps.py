@@ -13,8 +13,7 @@ import pytest
 from app.assist.tasks import load_task
 from app.paths import RESOURCES
 from app.spec import Spec, load_spec
-from app.spec_edit import save_spec_keeping_layout
-from app.spec_toml import save_spec
+from app.spec_edit import save_spec, save_spec_keeping_layout
 
 TASK = RESOURCES / "tasks" / "add_f32"
 EXTRA = """

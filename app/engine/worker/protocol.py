@@ -3,7 +3,7 @@
 Requests: {"v": 1, "id": N, "op": "hello" | "load" | "run" | "bench" | "shutdown", ...}
 "bench" carries "variants" (each shaped like a run request, whose buffer items may name a
 "first" file for the images after the first timed launch), a "plan" (app.engine.worker.timing) and
-an optional "helpers_cubin_path"; its reply holds every sample (app.engine.worker.sampler).
+an optional "helpers_cubin_path"; its reply holds every sample (app.engine.worker.backends.sampler).
 Replies:  {"v": 1, "id": N, "ok": true, ...} or {"v": 1, "id": N, "ok": false, "error": KIND,
            "message": TEXT, "fatal": BOOL}
 Buffer contents never travel in the JSON: they are files in a private session folder, named

@@ -99,7 +99,7 @@ class Backend(ABC):
 
     def time(self, requests: list[LaunchRequest], plan: TimingPlan,
              helpers: bytes | None = None) -> TimingRecord:
-        """Time launches of one or more kernels, interleaved (worker.sampler), leaving each
+        """Time launches of one or more kernels, interleaved (backends.sampler), leaving each
         request's images as its last timed launch left them. `helpers` is a cubin of the timing
         helper kernels (resources/bench/helpers.cu), when the parent could build one.
 

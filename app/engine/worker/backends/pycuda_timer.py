@@ -1,4 +1,4 @@
-"""Timing on a CUDA device with pycuda, inside the worker (the Timer of app.engine.worker.sampler).
+"""Timing on a CUDA device with pycuda, inside the worker (the Timer of backends.sampler).
 
 Per sample, all on the default stream:
   1. every buffer image of the variant is restored from a pristine device copy (so every launch
@@ -25,8 +25,8 @@ import numpy as np
 import pycuda.driver as cuda
 
 from app.engine.worker.backends.base import BackendError, BufferArg, LaunchRequest, ScalarArg
+from app.engine.worker.backends.sampler import run_sampling
 from app.engine.worker.clocks import ClockReader
-from app.engine.worker.sampler import run_sampling
 from app.engine.worker.timing import TimingPlan, TimingRecord
 
 MIB = 1 << 20

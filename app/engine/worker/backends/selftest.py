@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from app.engine.worker.backends.base import Backend, BackendError, BufferArg, LaunchRequest
-from app.engine.worker.sampler import time_on_host
+from app.engine.worker.backends.sampler import time_on_host
 from app.engine.worker.timing import TimingPlan, TimingRecord
 
 # lazy_copy does its work on this many launches per worker, then returns without writing:
