@@ -23,6 +23,14 @@ class BackendChoice(StrEnum):
 
 BACKEND_CHOICES = tuple(choice.value for choice in BackendChoice)
 
+
+class Compiler(StrEnum):
+    """[kernel].compiler and --compiler: NVRTC (in-process, the default) or nvcc (files with
+    host code too)."""
+
+    NVRTC = "nvrtc"
+    NVCC = "nvcc"
+
 # The time limit of one kernel launch in verify and bench, in seconds (CLI --timeout, GUI), and
 # the range a user may set it in: below 0.1 s not even a launch can start (the kernel would be
 # blamed for a typo), and a limit beyond a day is a typo that overflows the clocks it is added

@@ -16,6 +16,7 @@ from app import expr
 from app.dtypes import DTYPES, lookup
 from app.fsutil import NotAFile, read_regular
 from app.inits import InitError, parse_init
+from app.settings import Compiler as Compiler  # the vocabulary lives with the settings
 from app.spec_limits import (
     MAX_ARGS,
     MAX_CASES,
@@ -43,13 +44,6 @@ KINDS = tuple(ArgKind)
 BUFFER_KINDS = (ArgKind.IN, ArgKind.OUT, ArgKind.INOUT)
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_SPEC_BYTES = 1 << 20
-
-
-class Compiler(StrEnum):
-    """[kernel].compiler: NVRTC (in-process, the default) or nvcc (files with host code too)."""
-
-    NVRTC = "nvrtc"
-    NVCC = "nvcc"
 
 
 COMPILERS = tuple(Compiler)

@@ -22,7 +22,7 @@ from app.compile import (
     sass_listing,
 )
 from app.compile.options import ALLOWED_HELP
-from app.spec import Compiler
+from app.settings import Compiler
 
 EXIT_BY_STAGE = {None: 0, "compile": 1, "timeout": 1, "memory": 1, "crash": 1, "input": 2,
                  "options": 2, "includes": 2, "backend": 3}

@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from app import cli_flags as flags
-from app.cases import CaseError, case_text, check_case, resolve
 from app.engine.verify import sanitizer
-from app.engine.verify.results import Status, Verdict
-from app.engine.verify.runs import VerifyOptions
-from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS
-from app.engine.verify.speccheck import brief_warnings
-from app.engine.verify.verifier import verify_file
 from app.plaintext import clear_line, rewrite_line
-from app.spec import Compiler, SpecError, load_spec
+from app.settings import Compiler
+
+# The engine (numpy and the rest) loads when a verification runs, not for --help.
+if TYPE_CHECKING:
+    from app.engine.verify.results import Verdict
 
 
 def parse_case(text: str) -> dict[str, int | float]:
@@ -42,6 +41,9 @@ def case_problem(path: str, cases: list[dict[str, int | float]] | None) -> str |
     --case values (variables the spec does not use or lacks, sizes it cannot resolve), else
     the spec's own cases (sizes it cannot resolve). A spec that cannot be read is left to
     the command's own spec_error."""
+    from app.cases import CaseError, case_text, check_case, resolve
+    from app.spec import SpecError, load_spec
+
     try:
         spec = load_spec(path)
     except SpecError:
@@ -91,6 +93,8 @@ def add_compiler_argument(parser: argparse.ArgumentParser) -> None:
 def _seeds_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the seed flags, if anything; `--random-seeds` defaults to 1, or to
     none with --seed (a replay)."""
+    from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS
+
     if args.random_seeds is None:
         args.random_seeds = 0 if args.seed else DEFAULT_RANDOM_SEEDS
     if not 0 <= args.random_seeds <= 1000:
@@ -105,6 +109,8 @@ def _seeds_problem(args: argparse.Namespace) -> str | None:
 def _spec_seeds(path: str) -> int:
     """The spec's own seed count, which the fresh seeds complete (seeds.draw_seeds); a spec
     that cannot be read is the verification's own spec_error."""
+    from app.spec import SpecError, load_spec
+
     try:
         return load_spec(path).seeds
     except SpecError:
@@ -119,6 +125,10 @@ def _progress(text: str, fraction: float) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Verify and print the verdict; the exit code follows docs/spec.md."""
+    from app.engine.verify.results import Status, Verdict
+    from app.engine.verify.runs import VerifyOptions
+    from app.engine.verify.verifier import verify_file
+
     if args.seeds is not None and not 1 <= args.seeds <= 1000:
         print("kernel-studio verify: --seeds must be from 1 to 1000", file=sys.stderr)
         return 2
@@ -161,6 +171,9 @@ def _print(verdict: Verdict, as_json: bool) -> int:
 
 def _warn_if_weak(path: str) -> None:
     """A pass proves only what the spec can catch: say so when spec-check finds it weak."""
+    from app.engine.verify.speccheck import brief_warnings
+    from app.spec import SpecError, load_spec
+
     try:
         lines = brief_warnings(load_spec(path))
     except SpecError:
