@@ -15,12 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from app.engine.verify.results import UNDECIDED, RunResult, Verdict
-from app.engine.verify.runs import VerifyOptions
-from app.engine.verify.verifier import verify
 from app.plaintext import printable
 from app.review.bundle import Bundle, BundleError
 from app.review.environment import environment, gpu_names
-from app.review.evaluate import RunOptions, time_specs
+from app.review.evaluate import RunOptions, time_specs, verify_on
 from app.review.model import BundleCheck, CompileFacts, Item, SpecCheck, Timing
 from app.review.profile import compile_facts
 from app.review.text import case_text
@@ -123,7 +121,7 @@ class ClaimPlan:
 
 def _same_case(one: Any, other: Any) -> bool:
     """Whether two cases give every variable the same value."""
-    return sorted(dict(one).items()) == sorted(dict(other).items())
+    return dict(one) == dict(other)
 
 
 def _check_cases(claim: dict[str, Any], spec: Spec, cases: list[Any]) -> None:
@@ -201,17 +199,6 @@ def _fresh_items(verdict: Verdict, claimed_status: str) -> list[Item]:
     return items
 
 
-def _verify_plan(spec: Spec, plan: ClaimPlan, options: RunOptions,
-                 progress: Progress) -> Verdict:
-    """Verify the spec on the plan's cases and seeds, the claim's drawn seeds and fresh ones
-    (the engine draws them: VerifyOptions.random_seeds)."""
-    verify_options = VerifyOptions(backend=options.backend, seeds=plan.seeds,
-                                   cases=list(plan.cases), timeout=options.timeout,
-                                   arch=options.arch, trusted=options.trusted,
-                                   compiler=options.compiler, extra_seeds=plan.claimed_fresh)
-    return verify(spec, verify_options, progress=progress)
-
-
 def check_one(claim: dict[str, Any], folder: Path, options: RunOptions, same_gpu: bool,
               progress: Progress, specs: list[str]) -> SpecCheck:
     """Obtain one spec's results again and compare them with its claim."""
@@ -220,7 +207,9 @@ def check_one(claim: dict[str, Any], folder: Path, options: RunOptions, same_gpu
     plan = _claim_options(claim, spec)
     facts = compile_facts(spec, str(claim.get("compile", {}).get("arch") or "") or options.arch,
                           options.compiler)
-    verdict = _verify_plan(spec, plan, options, progress)
+    # The engine draws this check's own fresh seeds (VerifyOptions.random_seeds).
+    verdict = verify_on(spec, plan.cases, plan.seeds, options, progress,
+                        extra_seeds=plan.claimed_fresh)
     name = str(claim.get("name", member))
     claimed_timing = dict(claim.get("timing") or {})
     wants_timing = bool(claimed_timing.get("rows")) and verdict.passed

@@ -17,6 +17,7 @@ from app.engine.bench.runner import BenchOptions, bench
 from app.engine.bench.stats import bootstrap_median, bootstrap_ratio
 from app.engine.verify.results import Status, Verdict
 from app.engine.verify.runs import VerifyOptions
+from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS
 from app.engine.verify.verifier import verify
 from app.engine.worker import backends
 from app.review.model import Timing, TimingRow
@@ -46,15 +47,17 @@ class RunOptions:
 
 def verify_on(spec: Spec, cases: list[Case], seeds: int, options: RunOptions,
               progress: Progress | None = None,
-              fresh_seeds: tuple[int, ...] | None = None) -> Verdict:
-    """Verify one spec on the given cases and seeds (the same for every variant), and on
-    `fresh_seeds` (seeds drawn at random, shared by every variant) or, without them, on one
-    the engine draws for this verification."""
-    fresh = {} if fresh_seeds is None else {"random_seeds": 0, "fresh_seeds": fresh_seeds}
-    verify_options = VerifyOptions(backend=options.backend, seeds=seeds, cases=list(cases),
-                                   timeout=options.timeout, arch=options.arch,
-                                   trusted=options.trusted, compiler=options.compiler,
-                                   **fresh)  # type: ignore[arg-type]
+              fresh_seeds: tuple[int, ...] | None = None,
+              extra_seeds: tuple[int, ...] = ()) -> Verdict:
+    """Verify one spec on the given cases and seeds (the same for every variant), then on
+    `extra_seeds` (a bundle claim's own drawn seeds), and on `fresh_seeds` (seeds drawn at
+    random, shared by every variant) or, without them, on one the engine draws now."""
+    verify_options = VerifyOptions(
+        backend=options.backend, seeds=seeds, cases=list(cases), timeout=options.timeout,
+        arch=options.arch, trusted=options.trusted, compiler=options.compiler,
+        extra_seeds=extra_seeds,
+        random_seeds=DEFAULT_RANDOM_SEEDS if fresh_seeds is None else 0,
+        fresh_seeds=fresh_seeds or ())
     return verify(spec, verify_options, progress=progress)
 
 
