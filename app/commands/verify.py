@@ -15,6 +15,7 @@ from app.settings import Compiler
 # The engine (numpy and the rest) loads when a verification runs, not for --help.
 if TYPE_CHECKING:
     from app.engine.verify.results import Verdict
+    from app.spec import Spec
 
 
 def parse_case(text: str) -> dict[str, int | float]:
@@ -36,17 +37,14 @@ def parse_case(text: str) -> dict[str, int | float]:
     return case
 
 
-def case_problem(path: str, cases: list[dict[str, int | float]] | None) -> str | None:
+def case_problem(spec: Spec | None, cases: list[dict[str, int | float]] | None) -> str | None:
     """What is wrong with the cases to verify, named by where they come from, or None:
     --case values (variables the spec does not use or lacks, sizes it cannot resolve), else
-    the spec's own cases (sizes it cannot resolve). A spec that cannot be read is left to
-    the command's own spec_error."""
+    the spec's own cases (sizes it cannot resolve). A spec that cannot be read (None) is left
+    to the verification's own spec_error."""
     from app.cases import CaseError, case_text, check_case, resolve
-    from app.spec import SpecError, load_spec
 
-    try:
-        spec = load_spec(path)
-    except SpecError:
+    if spec is None:
         return None
     for case in cases or []:
         problem = check_case(spec, case, f"--case {case_text(case)}")
@@ -106,15 +104,15 @@ def _seeds_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _spec_seeds(path: str) -> int:
-    """The spec's own seed count, which the fresh seeds complete (seeds.draw_seeds); a spec
-    that cannot be read is the verification's own spec_error."""
+def _readable_spec(path: str) -> Spec | None:
+    """The spec, read once for the checks made before verifying; None when it cannot be read
+    (the verification then reports it as its spec_error)."""
     from app.spec import SpecError, load_spec
 
     try:
-        return load_spec(path).seeds
+        return load_spec(path)
     except SpecError:
-        return 1
+        return None
 
 
 def _progress(text: str, fraction: float) -> None:
@@ -140,15 +138,18 @@ def run(args: argparse.Namespace) -> int:
     if unsupported:
         print(f"kernel-studio verify: --arch: {unsupported}", file=sys.stderr)
         return 2
-    problem = case_problem(args.spec, args.case)
+    spec = _readable_spec(args.spec)
+    problem = case_problem(spec, args.case)
     if problem:
         return _print(Verdict(Status.SPEC_ERROR, problem, spec_path=args.spec), args.json)
     options = VerifyOptions(backend=args.backend, seeds=args.seeds, cases=args.case,
                             timeout=args.timeout, sanitize=args.sanitize, arch=args.arch,
                             only_seeds=tuple(args.seed) if args.seed else None,
                             random_seeds=args.random_seeds, compiler=args.compiler)
-    # Drawn here rather than in the engine so they are printed before anything runs.
-    options = options.with_fresh_seeds(_spec_seeds(args.spec))
+    # Drawn here rather than in the engine so they are printed before anything runs (none for
+    # a spec that cannot be read: nothing will run).
+    if spec is not None:
+        options = options.with_fresh_seeds(spec.seeds)
     extra = options.fresh_seeds
     if extra:
         replay = " ".join(f"--seed {s}" for s in extra)
@@ -158,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
     if sys.stderr.isatty() and not args.json:
         clear_line(60)
     print(json.dumps(verdict.to_json(), indent=2) if args.json else verdict.describe())
-    if verdict.passed and not args.json and not args.case:
-        _warn_if_weak(args.spec)
+    if verdict.passed and not args.json and not args.case and spec is not None:
+        _warn_if_weak(spec)
     return verdict.exit_code
 
 
@@ -169,14 +170,9 @@ def _print(verdict: Verdict, as_json: bool) -> int:
     return verdict.exit_code
 
 
-def _warn_if_weak(path: str) -> None:
+def _warn_if_weak(spec: Spec) -> None:
     """A pass proves only what the spec can catch: say so when spec-check finds it weak."""
     from app.engine.verify.speccheck import brief_warnings
-    from app.spec import SpecError, load_spec
 
-    try:
-        lines = brief_warnings(load_spec(path))
-    except SpecError:
-        return
-    for line in lines:
+    for line in brief_warnings(spec):
         print(f"  spec warning: {line}")
