@@ -17,12 +17,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from app import sandbox
 from app.jobs.messages import EventKind, JobEvent, JobRequest, MessageError, encode_request
 from app.paths import ROOT
 
@@ -34,7 +34,7 @@ STATES = ("stopped", "starting", "restarting", "idle", "busy")
 def runner_command() -> list[str]:
     """The default child: this interpreter running app.jobs.server (-P: its working folder,
     the checkout, is never put first on sys.path; PYTHONPATH names the checkout)."""
-    return [sys.executable, "-P", "-m", "app.jobs.server"]
+    return sandbox.python_command("-m", "app.jobs.server")
 
 
 class JobProcess(QObject):
@@ -118,10 +118,11 @@ class JobProcess(QObject):
         process.start()
 
     def _environment(self) -> QProcessEnvironment:
-        """The GUI's environment with the checkout importable."""
-        environment = QProcessEnvironment.systemEnvironment()
-        paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
-        environment.insert("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+        """The GUI's environment with the checkout importable, and only what no sandbox can
+        write on its sys.path (app.sandbox.python_environment, as for every Python we start)."""
+        environment = QProcessEnvironment()
+        for key, value in sandbox.python_environment(os.environ, ROOT).items():
+            environment.insert(key, value)
         return environment
 
     # -- cancelling and stopping --------------------------------------------------------------
