@@ -4,6 +4,7 @@ refactoring changed no output: snapshot one checkout, snapshot another, compare.
     python benchmarks/cli_json_snapshot.py snapshot OUT_DIR [--root CHECKOUT]
     python benchmarks/cli_json_snapshot.py compare BEFORE_DIR AFTER_DIR
 
+Verify runs only the spec's seeds (--random-seeds 0), so both runs see the same inputs.
 Timings, process ids, the checkout's own path and ptxas's compile time differ from run to run
 and are left out of the comparison; everything else must be equal, exit codes included.
 """
@@ -26,7 +27,8 @@ def _commands(root: Path) -> list[tuple[str, list[str]]]:
     runs = []
     for spec in sorted((root / "resources" / "kernels").glob("*/*.toml")):
         name = spec.stem
-        runs.append((f"verify-{name}", ["verify", "--json", "--backend", "cpu", str(spec)]))
+        runs.append((f"verify-{name}", ["verify", "--json", "--backend", "cpu",
+                                                 "--random-seeds", "0", str(spec)]))
         runs.append((f"bench-{name}", ["bench", "--json", str(spec)]))
         source = spec.with_suffix(".cu")
         if source.exists():
