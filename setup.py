@@ -2,7 +2,7 @@
 
 The top-level resources/ folder (templates, skills, prompts, themes, tasks) stays where users
 and tests type it in a checkout, and is mapped into the wheel as app/resources, so an installed
-app reads it through importlib.resources (app/paths.py) with no checkout beside it.
+app reads it through importlib.resources (app/base/paths.py) with no checkout beside it.
 """
 
 from setuptools import find_namespace_packages, setup

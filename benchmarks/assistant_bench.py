@@ -1,7 +1,8 @@
 """Time to first token, decode speed, load time and stop latency of the local assistant.
 
 CPU: the real default model (SmolLM2-135M-Instruct) in each quantization, to choose the CPU
-default (app/assist/quant.py: CPU_DEFAULT_QUANTIZATION). GPU: randomly initialised Qwen2-shaped
+default (app/assist/model/quant.py: CPU_DEFAULT_QUANTIZATION). GPU: randomly initialised
+Qwen2-shaped
 models (1.5B and 7B shapes; no weights can be fetched there) in NF4 and bf16, loaded through the
 real path (import with manifest, checks, ModelSession). Reference point (issue 7): plain
 `generate` gave about 27 tokens/s in NF4 and 17 in bf16 for the 7B shape on an H200.
@@ -10,7 +11,7 @@ real path (import with manifest, checks, ModelSession). Reference point (issue 7
     python benchmarks/assistant_bench.py --gpu [--shapes 1.5b,7b] [--quantizations nf4,none]
         [--decode graph,generate] [--batch 8]
 
---decode compares decoding paths (app/assist/fastdecode.py: graph = static KV cache and CUDA
+--decode compares decoding paths (app/assist/model/fastdecode.py: graph = static KV cache and CUDA
 graphs, static = static cache with eager steps, generate = transformers' generate()) on one
 loaded model, in turns; --batch N adds the throughput of N answers generated as one batch.
 """
@@ -32,17 +33,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import offline  # noqa: E402
+from app.isolation import offline  # noqa: E402
 
 offline.enforce()
 
 import torch  # noqa: E402
 
 from app.assist import GenerationOptions, ModelSession  # noqa: E402
-from app.assist.batch import BatchModel, Request  # noqa: E402
-from app.assist.convert import default_model_folder, import_folder  # noqa: E402
-from app.assist.prompts import PromptContext, build_prompt  # noqa: E402
-from app.assist.session import cpu_threads  # noqa: E402
+from app.assist.model.batch import BatchModel, Request  # noqa: E402
+from app.assist.model.convert import default_model_folder, import_folder  # noqa: E402
+from app.assist.model.session import cpu_threads  # noqa: E402
+from app.assist.prompting.prompts import PromptContext, build_prompt  # noqa: E402
 
 QUESTION = [{"role": "user", "content": "Write a CUDA kernel that adds two float vectors."}]
 SHAPES = {  # Qwen2-1.5B and Qwen2-7B (Qwen2.5 shares them)
@@ -249,7 +250,7 @@ def main() -> int:
     parser.add_argument("--scratch", default=None, help="folder for the random GPU models")
     parser.add_argument("--decode", default="auto",
                         help="GPU decoding paths to compare, comma-separated: graph, static, "
-                             "generate, auto (app/assist/fastdecode.py)")
+                             "generate, auto (app/assist/model/fastdecode.py)")
     parser.add_argument("--batch", type=int, default=0,
                         help="GPU: also measure N answers as one batch (e.g. 8)")
     parser.add_argument("--batch-quantizations", default="nf4",

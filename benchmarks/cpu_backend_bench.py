@@ -31,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import sandbox  # noqa: E402
 from app.engine.verify.runs import Engine, VerifyOptions  # noqa: E402
 from app.engine.verify.verifier import verify_file  # noqa: E402
+from app.isolation import sandbox  # noqa: E402
 
 SPEC = ROOT / "resources" / "kernels" / "vector_add" / "vector_add.toml"
 CASES = ["n=1", "n=1025", "n=1000003"]

@@ -2,7 +2,7 @@
 bf16 and in NF4 (bitsandbytes' path and the nf4_gemv kernel), at batch 1 and 8.
 
 For each: the captured step alone (graph replays timed with CUDA events), the whole loop of
-app/assist/fastdecode.run per token (host work included), the matrix-vector products of one
+app/assist/model/fastdecode.run per token (host work included), the matrix-vector products of one
 layer, and the largest kernels of one eager step (torch.profiler). For the kernel: its answers
 against bitsandbytes' dequantized weights. Prints one JSON line per measurement.
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from app.assist import fastdecode, nf4_linear, quant  # noqa: E402
+from app.assist.model import fastdecode, nf4_linear, quant  # noqa: E402
 
 SHAPE = {"vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944,
          "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,

@@ -29,7 +29,7 @@ SPLIT_BYTES=$((56 * 1024 * 1024))
 stage() {
     # Runs here: the halves, the checksum, the wheels (no bitsandbytes: the eval needs none).
     local gguf
-    gguf=$(cd "$ROOT" && .venv/bin/python -c "from app.assist.convert import find_default_gguf; print(find_default_gguf())")
+    gguf=$(cd "$ROOT" && .venv/bin/python -c "from app.assist.model.convert import find_default_gguf; print(find_default_gguf())")
     rm -rf "$STAGE" && mkdir -p "$STAGE/a" "$STAGE/b"
     head -c "$SPLIT_BYTES" "$gguf" > "$STAGE/a/model.part-a"
     tail -c +$((SPLIT_BYTES + 1)) "$gguf" > "$STAGE/b/model.part-b"

@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.cases import resolve  # noqa: E402
 from app.engine.verify import buffers, memory  # noqa: E402
-from app.spec import load_spec  # noqa: E402
+from app.spec.cases import resolve  # noqa: E402
+from app.spec.model import load_spec  # noqa: E402
 
 COPY_SOURCE = """extern "C" __global__ void copy_{d}(const {c}* __restrict__ x, {c}* __restrict__ y,
                                           long long n)

@@ -41,7 +41,7 @@ SETUP
 fi
 
 if [ "${1:-}" = "stage" ]; then
-    src=$(.venv/bin/python -c "from app.assist.convert import default_model_folder; print(default_model_folder())")
+    src=$(.venv/bin/python -c "from app.assist.model.convert import default_model_folder; print(default_model_folder())")
     mkdir -p .device-kit/tokenizer
     for f in tokenizer.json tokenizer_config.json chat_template.jinja; do cp "$src/$f" .device-kit/tokenizer/; done
     echo "staged the tokenizer from $src into .device-kit/tokenizer"

@@ -140,7 +140,7 @@ everything() {
     # bitsandbytes installed): the three steps in a row on the prepared default model. The
     # shipped adapter is called "default", so a new one needs another name (ADAPTER=...).
     export PREPARED=1
-    MODEL=$(cd "$ROOT" && python3 -c "from app.assist.convert import default_model_folder as f
+    MODEL=$(cd "$ROOT" && python3 -c "from app.assist.model.convert import default_model_folder as f
 print(f())")
     [ "$ADAPTER" != default ] || ADAPTER=default-$(date +%Y%m%d)
     data && train && judge_adapter

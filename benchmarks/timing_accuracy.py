@@ -31,15 +31,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import system  # noqa: E402
-from app.cases import resolve  # noqa: E402
+from app.base import system  # noqa: E402
+from app.base.paths import RESOURCES  # noqa: E402
 from app.engine.bench.peaks import COPY_ELEMENTS, COPY_SPEC  # noqa: E402
 from app.engine.bench.reports import BenchReport, format_ms  # noqa: E402
 from app.engine.bench.runner import BenchOptions, bench_file  # noqa: E402
 from app.engine.verify.runs import Engine  # noqa: E402
 from app.engine.worker import backends  # noqa: E402
-from app.paths import RESOURCES  # noqa: E402
-from app.spec import load_spec  # noqa: E402
+from app.spec.cases import resolve  # noqa: E402
+from app.spec.model import load_spec  # noqa: E402
 
 SAXPY = RESOURCES / "kernels" / "saxpy" / "saxpy.toml"
 HELPERS = Path(__file__).resolve().parent / "timing_helpers.py"

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from app.engine.verify.results import Verdict  # noqa: E402
 from app.engine.verify.runs import Engine, VerifyOptions  # noqa: E402
 from app.engine.verify.verifier import verify  # noqa: E402
-from app.spec import Spec, load_spec  # noqa: E402
+from app.spec.model import Spec, load_spec  # noqa: E402
 
 CASES = [{"n": 1}, {"n": 1000}, {"n": 1_000_003}]
 

@@ -21,11 +21,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import offline  # noqa: E402
-from app.assist.tasks import load_suite  # noqa: E402
+from app.assist.tasks.suite import load_suite  # noqa: E402
 from app.engine.verify.runs import Engine, VerifyOptions  # noqa: E402
 from app.engine.verify.speccheck import Strength, check_spec_file  # noqa: E402
 from app.engine.verify.verifier import verify_file  # noqa: E402
+from app.isolation import offline  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "assist" / "task_kernels"
 

@@ -142,7 +142,7 @@ EOF
   done
   [ -f "$checked/debs/needed.txt" ] && cp "$checked/debs/needed.txt" "$new/bundle/"
   if compgen -G "$checked/wheels/kernel_studio-*.whl" >/dev/null; then
-    "$new/venv/bin/python" -c "import app.cli" || die "the installed app does not import"
+    "$new/venv/bin/python" -c "import app.cli.entry" || die "the installed app does not import"
   fi
 }
 

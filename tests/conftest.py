@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from app import system
+from app.base import system
 
 if TYPE_CHECKING:
     from app.engine.verify.runs import Engine

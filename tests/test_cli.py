@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from app import doctor
+from app.cli import doctor
 
 
 def kernel_studio(*args: str) -> subprocess.CompletedProcess[str]:
@@ -73,12 +73,12 @@ def modules_after(*args: str) -> set[str]:
 
 def test_help_imports_no_command_and_verify_never_the_assistant() -> None:
     listing = modules_after("--help")
-    assert not {m for m in listing if m.startswith("app.commands.")}
+    assert not {m for m in listing if m.startswith("app.cli.commands.")}
     assert not {"numpy", "torch", "gguf"} & listing
     for command in ("verify", "compile", "bench", "spec-check"):
         loaded = modules_after(command, "--help")
-        commands = {m for m in loaded if m.startswith("app.commands.")}
-        assert commands <= {"app.commands.verify", f"app.commands.{command.replace('-', '_')}",
-                            "app.commands.bench"}, commands
+        commands = {m for m in loaded if m.startswith("app.cli.commands.")}
+        own = f"app.cli.commands.{command.replace('-', '_')}"
+        assert commands <= {"app.cli.commands.verify", own, "app.cli.commands.bench"}, commands
         assert not {m for m in loaded if m.startswith("app.assist")}, command
         assert not {"torch", "gguf", "transformers"} & loaded, command

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.fsutil import atomic_write_text
+from app.base.fsutil import atomic_write_text
 
 
 def test_atomic_write_replaces_content_and_keeps_mode(tmp_path: Path) -> None:

@@ -10,11 +10,11 @@ import textwrap
 
 import pytest
 
-from app import offline
+from app.isolation import offline
 
 PRELUDE = """
 import os, socket, sys, _socket
-from app import offline
+from app.isolation import offline
 offline.enforce()
 def attempt(action):
     try:

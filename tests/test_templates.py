@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app import expr
-from app.cases import resolve
-from app.dtypes import DTYPES, lookup
 from app.engine.verify.buffers import generate_inputs
 from app.engine.verify.reference import expected_outputs
-from app.spec import Spec, load_spec
+from app.spec import expr
+from app.spec.cases import resolve
+from app.spec.dtypes import DTYPES, lookup
+from app.spec.model import Spec, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE_DIR = ROOT / "resources" / "kernels"

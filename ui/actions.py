@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 
-from app import settings
+from app.base import settings
 from ui.theme import available_themes
 
 # name: (menu, text, shortcut, tool tip)

@@ -21,7 +21,7 @@ class BackendFacts:
 def describe_backend() -> BackendFacts:
     """What runs kernels on this machine."""
     # Probing tools and devices is slow: these load on a pool thread after the window shows.
-    from app import system
+    from app.base import system
     from app.engine.worker import backends
 
     gpus = system.list_gpus()

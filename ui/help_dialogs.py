@@ -18,8 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import __version__, offline
-from app.paths import data_dir
+from app import __version__
+from app.base.paths import data_dir
+from app.isolation import offline
 
 # Keys the editor and panes handle themselves (no menu entry carries them).
 EDITOR_KEYS: tuple[tuple[str, str, str], ...] = (

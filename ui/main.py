@@ -1,6 +1,6 @@
 """The desktop app's entry: `kernel-studio gui [FILES...] [--screenshot PNG]`.
 
-app/commands/gui.py imports this module only when the gui command runs, so the core never
+app/cli/commands/gui.py imports this module only when the gui command runs, so the core never
 imports Qt. With --screenshot the window opens the files, builds the first one, waits until
 the result is drawn, saves a picture of the whole window and exits.
 """
@@ -18,7 +18,8 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from app import offline, settings
+from app.base import settings
+from app.isolation import offline
 from ui.main_window import MainWindow
 
 SCREENSHOT_TIMEOUT_MS = 120_000

@@ -24,7 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.paths import data_dir
+from app.base.paths import data_dir
+from app.spec.files import source_of, spec_for
+from app.workspace import recovery as recovery_files
 from ui.actions import (
     SANITIZERS,
     Choices,
@@ -45,7 +47,6 @@ from ui.commands.compare import CompareCommands
 from ui.commands.runs import RunCommands
 from ui.commands.workspace import APP_TITLE, EDITS, WorkspaceCommands
 from ui.compare.review_pane import ReviewPane
-from ui.editor import recovery as recovery_files
 from ui.editor.cuda_editor import CudaEditor
 from ui.editor.find_bar import FindBar
 from ui.editor.prompter import Prompter
@@ -55,7 +56,6 @@ from ui.message_log import MessageLog
 from ui.runs.compile_pane import CompilePane
 from ui.runs.controller import RunController
 from ui.runs.results_pane import ResultsPane
-from ui.spec.files import source_of, spec_for
 from ui.spec.panel import SpecPanel
 from ui.status_bar import StudioStatusBar
 from ui.theme import DEFAULT_THEME, ThemeManager

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
-from app import offline
+from app.isolation import offline
 
 WORKER_TIPS = {
     "stopped": "No job process is running; the next build, verify or bench starts one.",

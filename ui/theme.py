@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
-from app.paths import RESOURCES
+from app.base.paths import RESOURCES
 
 THEMES_DIR = RESOURCES / "themes"
 DEFAULT_THEME = "dark"

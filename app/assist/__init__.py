@@ -15,9 +15,6 @@ Typical use (the GUI runs the session on one long-lived worker thread and forwar
     unified_diff(buffer_text, answer.parsed.code)
 """
 
-from app.assist.answer import Answer, ParsedAnswer, parse_answer
-from app.assist.budget import BudgetReport, Cut
-from app.assist.diff import unified_diff
 from app.assist.errors import (
     AssistError,
     GenerationFailed,
@@ -25,8 +22,11 @@ from app.assist.errors import (
     ModelRefused,
     PromptTooLong,
 )
-from app.assist.prompts import ACTIONS, Prompt, PromptContext, build_prompt
-from app.assist.session import GenerationOptions, LoadReport, Message, ModelSession
+from app.assist.model.answer import Answer, ParsedAnswer, parse_answer
+from app.assist.model.session import GenerationOptions, LoadReport, Message, ModelSession
+from app.assist.prompting.budget import BudgetReport, Cut
+from app.assist.prompting.prompts import ACTIONS, Prompt, PromptContext, build_prompt
+from app.assist.refine.diff import unified_diff
 
 __all__ = [
     "ACTIONS",

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app import system
+from app.base import system
+from app.base.fsutil import NotAFile, read_regular
 from app.compile import cache, includes, service
 from app.compile.backends import NVRTC_HEADERS
 from app.compile.diagnostics import LogContext, parse_log
@@ -23,7 +24,6 @@ from app.compile.elf import CubinError
 from app.compile.model import CompileResult, Diagnostic, OptionError, failure
 from app.compile.options import DEFAULT_ARCH, check_arch, check_options
 from app.compile.resources import kernel_resources
-from app.fsutil import NotAFile, read_regular
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 BACKENDS = ("nvrtc", "nvcc")

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from app import system
+from app.base import system
 from app.compile import limits
 
 # Line info maps SASS to source lines; ptxas' verbose report gives the resources.

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from app import fsutil, paths
+from app.base import fsutil, paths
 from app.compile.model import CompileResult
 
 MAGIC = b"kernel-studio compile cache 1\n"

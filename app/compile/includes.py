@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import system
+from app.base import system
 from app.compile.model import OptionError
 from app.compile.pptext import HeaderNames, logical_text, readings
 

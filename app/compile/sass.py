@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-from app import system
+from app.base import system
 from app.compile.model import CompileResult, SassLine
 
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.(?P<name>[^,\s]+)")

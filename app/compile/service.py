@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from app import paths, sandbox
+from app.base import paths
 from app.compile import limits
+from app.isolation import sandbox
 
 DEFAULT_MEMORY_MB = limits.COMPILER_MEMORY_MB
 DEFAULT_FILE_MB = limits.COMPILER_FILE_MB
@@ -81,7 +82,7 @@ class ChildProcess:
         command = sandbox.python_command("-c", _BOOT, str(paths.ROOT), "--memory-mb",
                                          str(memory_mb), "--file-mb", str(file_mb))
         # Its own session: on a timeout the whole group (nvcc and its helpers too) is killed.
-        # Its PYTHONPATH holds no empty, relative or sandbox-writable entry (app.sandbox).
+        # Its PYTHONPATH holds no empty, relative or sandbox-writable entry (app.isolation.sandbox).
         self.process = subprocess.Popen(contained(command, folder), stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self._stderr,
                                         cwd=neutral_folder(), start_new_session=True,

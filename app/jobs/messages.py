@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from app import settings
+from app.base import settings
 
 
 class JobKind(StrEnum):

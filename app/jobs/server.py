@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from app import compile as compile_api
-from app import offline
 from app.compile.model import CompileResult, KernelResources
 from app.engine.bench.runner import BenchOptions, bench_file
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
+from app.isolation import offline
 from app.jobs.messages import (
     BenchRequest,
     CompileRequest,

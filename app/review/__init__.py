@@ -1,3 +1,3 @@
 """Review stations and side-by-side variants: compare, review bundles, the audit trail and
-self-contained HTML reports. No Qt here; the CLI (app/commands) and the GUI (ui/compare) are
+self-contained HTML reports. No Qt here; the CLI (app/cli/commands) and the GUI (ui/compare) are
 fronts over it."""

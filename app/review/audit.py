@@ -30,9 +30,9 @@ from typing import IO, Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from app import settings
-from app.fsutil import atomic_write_bytes, atomic_write_text, read_regular
-from app.plaintext import printable
+from app.base import settings
+from app.base.fsutil import atomic_write_bytes, atomic_write_text, read_regular
+from app.base.plaintext import printable
 from app.review.audit_keys import MAX_KEY_BYTES as MAX_KEY_BYTES
 from app.review.audit_keys import AuditError as AuditError
 from app.review.audit_keys import Signatures

@@ -27,9 +27,9 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from app import paths, settings
-from app.fsutil import atomic_write_bytes, read_regular
-from app.plaintext import printable
+from app.base import paths, settings
+from app.base.fsutil import atomic_write_bytes, read_regular
+from app.base.plaintext import printable
 
 MAX_KEY_BYTES = 64 << 10
 KEY_ID = re.compile(r"[0-9a-f]{16}")

@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from app import __version__
-from app.plaintext import printable
+from app.base.plaintext import printable
 from app.review import audit
 
 FORMAT = 1

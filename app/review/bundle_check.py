@@ -4,7 +4,7 @@ and seeds, timing where a GPU is), and set each claim beside what was obtained, 
 difference.
 
 Bundled kernels and references are code from elsewhere: verification runs them with
-`trusted=None`, so app.trust decides (inside the sandbox, or not at all: "unverified").
+`trusted=None`, so app.isolation.trust decides (inside the sandbox, or not at all: "unverified").
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.base.plaintext import printable
 from app.engine.verify.results import UNDECIDED, RunResult, Verdict
-from app.plaintext import printable
 from app.review.bundle import Bundle, BundleError
 from app.review.environment import environment, gpu_names
 from app.review.evaluate import RunOptions, time_specs, verify_on
 from app.review.model import BundleCheck, CompileFacts, Item, SpecCheck, Timing
 from app.review.profile import compile_facts
 from app.review.text import case_text
-from app.spec import Case, Spec, SpecError, load_spec
+from app.spec.model import Case, Spec, SpecError, load_spec
 
 Progress = Callable[[str, float], None]
 COMPILE_FIELDS = ("ok", "registers", "shared_static_bytes", "local_bytes", "spill_stores_bytes",

@@ -20,7 +20,7 @@ from app.review.environment import environment
 from app.review.evaluate import RunOptions, time_specs, verify_on
 from app.review.profile import compile_facts
 from app.review.variants import Variant, unique_names
-from app.spec import Spec
+from app.spec.model import Spec
 
 Progress = Callable[[str, float], None]
 MAX_SPECS = 64

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.plaintext import printable
+from app.base.plaintext import printable
 from app.review import html as h
 from app.review.model import BundleCheck, SpecCheck, check_from_json
 

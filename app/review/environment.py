@@ -8,8 +8,10 @@ import platform
 import socket
 from typing import Any
 
-from app import __version__, sandbox, system
+from app import __version__
+from app.base import system
 from app.compile import default_arch
+from app.isolation import sandbox
 
 PACKAGES = ("numpy", "cuda-python", "nvidia-cuda-nvrtc", "pycuda", "cryptography")
 

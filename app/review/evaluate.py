@@ -3,7 +3,7 @@ together on a GPU (interleaved, on the same inputs), with each one's median and 
 interval, and its ratio to a baseline with the interval of that ratio.
 
 Kernels and references run where the engine runs them (worker processes, the sandbox); whether
-code that came from elsewhere may run at all is app.trust's decision (`trusted=None`).
+code that came from elsewhere may run at all is app.isolation.trust's decision (`trusted=None`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app import settings
+from app.base import settings
 from app.engine.bench.reports import BenchReport, VariantTiming
 from app.engine.bench.runner import BenchOptions, bench
 from app.engine.bench.stats import bootstrap_median, bootstrap_ratio
@@ -21,7 +21,7 @@ from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS
 from app.engine.verify.verifier import verify
 from app.engine.worker import backends
 from app.review.model import Timing, TimingRow
-from app.spec import Case, Spec
+from app.spec.model import Case, Spec
 
 Progress = Callable[[str, float], None]
 NO_GPU = ("not timed: timing needs an NVIDIA GPU with pycuda, and the CPU emulator's times say "
@@ -37,7 +37,7 @@ class RunOptions:
     timeout: float = settings.TIME_LIMIT_S
     arch: str | None = None
     compiler: str | None = None
-    # None: app.trust decides (code from elsewhere); True only for the user's own specs.
+    # None: app.isolation.trust decides (code from elsewhere); True only for the user's own specs.
     trusted: bool | None = None
     time: bool = True
     budget_ms: float = 1000.0
@@ -77,7 +77,8 @@ def time_specs(named: list[tuple[str, Spec]], baseline: str | None, options: Run
     ok, reason = gpu_available()
     if not ok:
         return Timing("not_timed", f"{NO_GPU} ({reason})" if reason else NO_GPU)
-    # Only specs that just passed verification come here, so app.trust has already let their
+    # Only specs that just passed verification come here, so app.isolation.trust has already let
+    # their
     # reference run (in the sandbox, or as trusted content): timing runs it the same way.
     bench_options = BenchOptions(backend="pycuda", budget_ms=options.budget_ms,
                                  sweep=options.sweep, verify_first=False, seed=options.seed,

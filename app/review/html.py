@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app import __version__
-from app.plaintext import printable
+from app.base.plaintext import printable
 from app.review.diff import DiffRow
 
 CSS = """

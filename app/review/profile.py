@@ -8,7 +8,6 @@ import math
 import re
 from collections import Counter
 
-from app.cases import CaseError, resolve
 from app.compile import (
     CompileResult,
     KernelResources,
@@ -19,7 +18,8 @@ from app.compile import (
     sass_listing,
 )
 from app.review.model import MIX_CATEGORIES, CompileFacts
-from app.spec import Spec
+from app.spec.cases import CaseError, resolve
+from app.spec.model import Spec
 
 TOP_OPCODES = 8
 _MEMORY = ("LD", "ST", "ATOM", "RED", "CCTL", "MEMBAR", "ERRBAR", "UTMA", "UBLKCP")

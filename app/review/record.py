@@ -1,5 +1,5 @@
 """What the commands put in the audit log: the content a run was about (a digest over its
-files' SHA-256 sums, as app.trust computes them) and its outcome in one word."""
+files' SHA-256 sums, as app.isolation.trust computes them) and its outcome in one word."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from app import trust
-from app.fsutil import read_regular
+from app.base.fsutil import read_regular
+from app.isolation import trust
 from app.review import audit
-from app.spec import Spec, SpecError, load_spec
+from app.spec.model import Spec, SpecError, load_spec
 
 OUTCOMES = {0: "passed", 1: "failed", 2: "bad_input", 3: "unverified"}
 

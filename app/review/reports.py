@@ -8,7 +8,7 @@ import hashlib
 import platform
 from pathlib import Path
 
-from app.fsutil import atomic_write_text
+from app.base.fsutil import atomic_write_text
 from app.review import html as h
 from app.review.diff import counts, side_by_side
 from app.review.model import CompareReport, TimingRow, VariantResult

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.spec import Arg, Spec, SpecError, load_spec
+from app.spec.model import Arg, Spec, SpecError, load_spec
 
 # Fields of an argument that must agree between variants: together they decide what the kernel
 # receives (the same inputs need the same inits; the same outputs the same shapes and types).

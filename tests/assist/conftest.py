@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app import offline
-from app.assist.convert import default_model_folder
-from app.assist.manifest import MANIFEST_NAME
+from app.assist.model.convert import default_model_folder
+from app.assist.model.manifest import MANIFEST_NAME
+from app.isolation import offline
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from app import offline
 from app.assist import GenerationOptions
-from app.assist.convert import default_model_folder, import_folder
+from app.assist.model.convert import default_model_folder, import_folder
+from app.isolation import offline
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
 # Qwen2's layout at a size that loads in seconds; the vocabulary is the default model's.

@@ -8,8 +8,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from app.assist.answer import Answer
-from app.assist.batch import BatchResult, OnRowToken, Request
+from app.assist.model.answer import Answer
+from app.assist.model.batch import BatchResult, OnRowToken, Request
 
 Writer = Callable[[Request], str]
 

@@ -64,8 +64,8 @@ def test_unified_diff_marks_a_missing_final_newline() -> None:
 def test_a_proposal_starts_with_the_signature_the_spec_implies() -> None:
     from pathlib import Path
 
-    from app.assist.candidates import answer_prefix
-    from app.spec import load_spec
+    from app.assist.prompting.candidates import answer_prefix
+    from app.spec.model import load_spec
 
     kernels = Path(__file__).resolve().parents[2] / "resources" / "kernels"
     prefix = answer_prefix(load_spec(kernels / "vector_add" / "vector_add.toml"))

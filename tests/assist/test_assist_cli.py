@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from app.assist.candidates import verify_candidate, write_candidate
+from app.assist.prompting.candidates import verify_candidate, write_candidate
 from app.engine.verify.results import PLAIN_WORDS
 from app.engine.verify.runs import Engine
 from app.engine.verify.verifier import verify_file
-from app.spec import load_spec
+from app.spec.model import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTOR_ADD = ROOT / "resources" / "kernels" / "vector_add"
@@ -130,8 +130,8 @@ def test_propose_says_a_broken_spec_before_loading_the_model(tmp_path: Path) -> 
 
 def test_the_attempts_table_shows_no_escape_sequence_from_the_model() -> None:
     """A compiler message quoting the model's `#error "\x1b[2J..."`: shown escaped."""
-    from app.assist.attempts import Attempt
-    from app.commands.propose import table
+    from app.assist.refine.attempts import Attempt
+    from app.cli.commands.propose import table
 
     message = 'error: #error directive: "\x1b[2J\x1b[31mPWNED\x1b]0;title\x07"'
     text = table([Attempt("add_f32", "arm", 1, 1, 0, "/tmp/x", "compile_error", message)])

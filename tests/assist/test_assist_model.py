@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from app import offline
 from app.assist import Answer, GenerationOptions, ModelSession
-from app.assist import session as session_module
+from app.assist.model import session as session_module
+from app.isolation import offline
 
 QUESTION = [{"role": "user", "content": "What is a CUDA warp?"}]
 STOP_LIMIT_S = 0.2

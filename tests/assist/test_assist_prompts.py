@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from app.assist import ModelSession, PromptTooLong
-from app.assist.budget import MUST_KEEP, trim_text
-from app.assist.prompts import (
+from app.assist.prompting.budget import MUST_KEEP, trim_text
+from app.assist.prompting.prompts import (
     ACTIONS,
     PROMPTS_DIR,
     SECTIONS,
@@ -19,7 +19,7 @@ from app.assist.prompts import (
     placeholders,
     template,
 )
-from app.assist.skills import load_skills
+from app.assist.prompting.skills import load_skills
 
 VECTOR_ADD = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "vector_add"
 

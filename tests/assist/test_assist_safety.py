@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from app.assist import ModelRefused, ModelSession
-from app.assist.convert import import_folder, import_model
-from app.assist.manifest import MANIFEST_NAME, verify_manifest, write_manifest
-from app.assist.safety import check_model_folder
+from app.assist.model.convert import import_folder, import_model
+from app.assist.model.manifest import MANIFEST_NAME, verify_manifest, write_manifest
+from app.assist.model.safety import check_model_folder
 
 
 def link_or_copy(source: Path, target: Path) -> None:
@@ -165,7 +165,7 @@ def test_an_imported_tiny_model_loads_and_generates(tiny_model: Callable[[str], 
 
 
 def test_a_gguf_that_is_not_the_known_file_is_refused(tmp_path: Path) -> None:
-    from app.assist.convert import DEFAULT_GGUF_SHA256, convert_gguf, find_default_gguf
+    from app.assist.model.convert import DEFAULT_GGUF_SHA256, convert_gguf, find_default_gguf
 
     gguf = find_default_gguf()
     with pytest.raises(ModelRefused, match="not the one Kernel Studio knows"):
@@ -176,7 +176,7 @@ def test_a_gguf_that_is_not_the_known_file_is_refused(tmp_path: Path) -> None:
 
 def test_a_file_that_is_not_gguf_is_not_converted(tmp_path: Path) -> None:
     from app.assist import ModelMissing
-    from app.assist.convert import convert_gguf
+    from app.assist.model.convert import convert_gguf
 
     fake = tmp_path / "model.gguf"
     fake.write_bytes(b"PK\x03\x04 not a gguf")
@@ -189,7 +189,7 @@ def test_importing_the_assistant_loads_no_model_library() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, app.assist, app.commands.ask, app.commands.propose\n"
+    code = ("import sys, app.assist, app.cli.commands.ask, app.cli.commands.propose\n"
             "heavy = [m for m in ('torch', 'transformers', 'bitsandbytes') if m in sys.modules]\n"
             "print(heavy); sys.exit(1 if heavy else 0)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

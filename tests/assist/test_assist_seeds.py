@@ -10,13 +10,13 @@ import re
 import struct
 from pathlib import Path
 
-from app.assist.examples import Example, verified_examples
-from app.assist.proposing import Proposal, ProposeSettings, propose_kernels
-from app.assist.tasks import TASKS_DIR
-from app.cases import resolve
+from app.assist.prompting.examples import Example, verified_examples
+from app.assist.refine.proposing import Proposal, ProposeSettings, propose_kernels
+from app.assist.tasks.suite import TASKS_DIR
 from app.engine.verify.buffers import generate_inputs
 from app.engine.verify.seeds import FRESH_FLOOR
-from app.spec import load_spec
+from app.spec.cases import resolve
+from app.spec.model import load_spec
 from tests.assist.scripted import ADDS, ScriptedModel, Writer, action_of
 
 ADD = TASKS_DIR / "add_f32" / "add_f32.toml"

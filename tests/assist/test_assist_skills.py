@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.assist.skills import (
+from app.assist.prompting.skills import (
     MAX_DESCRIPTION,
     NAME_PATTERN,
     SkillError,
@@ -17,7 +17,7 @@ from app.assist.skills import (
     skill_folders,
     split_front_matter,
 )
-from app.paths import RESOURCES
+from app.base.paths import RESOURCES
 
 REQUIRED = {"indexing-and-bounds", "coalescing-and-vectorized-loads", "shared-memory-tiling",
             "warp-reductions-and-atomics"}

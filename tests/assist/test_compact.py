@@ -8,16 +8,16 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from app.assist import compact
-from app.assist.batch import BatchModel, Request
-from app.assist.candidates import answer_prefix
-from app.assist.refine import Chain, Job, LoopSettings, RefineLoop
-from app.assist.session import GenerationOptions
-from app.assist.tasks import TASKS_DIR, load_task
+from app.assist.model.batch import BatchModel, Request
+from app.assist.model.session import GenerationOptions
+from app.assist.prompting import compact
+from app.assist.prompting.candidates import answer_prefix
+from app.assist.refine.loop import Chain, Job, LoopSettings, RefineLoop
+from app.assist.refine.verifypool import VerifyPool
+from app.assist.tasks.suite import TASKS_DIR, load_task
 from app.assist.teach import exprs, train
-from app.assist.verifypool import VerifyPool
 from app.engine.verify.runs import VerifyOptions
-from app.spec import load_spec
+from app.spec.model import load_spec
 from tests.assist.scripted import SUBTRACTS, ScriptedModel, right
 
 ADD = TASKS_DIR / "add_f32" / "add_f32.toml"

@@ -18,11 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from app.assist import report, store
 from app.assist.errors import GenerationFailed
-from app.assist.evaluate import EvalSettings, Evaluation, arms_for, chain_seed
-from app.assist.metrics import TaskOutcome, bootstrap_interval, lift, pass_at_k, summarize
-from app.assist.tasks import TASKS_DIR, TaskError, load_suite, load_task
+from app.assist.evaluation import report, store
+from app.assist.evaluation.grade import EvalSettings, Evaluation, arms_for, chain_seed
+from app.assist.evaluation.metrics import (
+    TaskOutcome,
+    bootstrap_interval,
+    lift,
+    pass_at_k,
+    summarize,
+)
+from app.assist.tasks.suite import TASKS_DIR, TaskError, load_suite, load_task
 from tests.assist.scripted import SPINS, ScriptedModel, learner, right
 
 ROOT = Path(__file__).resolve().parents[2]

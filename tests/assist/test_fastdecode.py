@@ -1,4 +1,4 @@
-"""The static-cache decoder (app/assist/fastdecode.py) on the CPU: greedy answers of the real
+"""The static-cache decoder (app/assist/model/fastdecode.py) on the CPU: greedy answers of the real
 default model are token for token those of transformers' generate(), for a short prompt, a
 prompt read in several chunks and a batch with sampled rows; Stop still ends an answer."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from app.assist import GenerationOptions
-from app.assist.batch import BatchModel, Request
-from app.assist.fastdecode import Choice, Decoders, cache_length, resolve_mode, run
-from app.assist.streaming import TokenStream
+from app.assist.model.batch import BatchModel, Request
+from app.assist.model.fastdecode import Choice, Decoders, cache_length, resolve_mode, run
+from app.assist.model.streaming import TokenStream
 
 QUESTION = [{"role": "user", "content": "Write a CUDA kernel that adds two float vectors."}]
 # About 300 tokens: more than one 256-token prefill chunk on the CPU.

@@ -1,4 +1,4 @@
-"""On a GPU: the static-cache decoder with CUDA graphs (app/assist/fastdecode.py) captures a
+"""On a GPU: the static-cache decoder with CUDA graphs (app/assist/model/fastdecode.py) captures a
 decode step and gives greedy tokens identical to transformers' generate() (float32, one row and
 a left-padded batch) and to its own eager steps (bf16 and NF4 through ModelSession), and Stop
 still ends an answer within 200 ms."""
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from app.assist import GenerationOptions
-from app.assist.batch import BatchModel
-from app.assist.fastdecode import Choice, FastDecoder, run
+from app.assist.model.batch import BatchModel
+from app.assist.model.fastdecode import Choice, FastDecoder, run
 from tests.assist.gpu_support import import_small_qwen2, small_qwen2, stop_latency
 
 pytestmark = pytest.mark.gpu

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from app.assist.kernelbench import Refused
-from app.assist.kernelbench_task import import_problem, read_problem
-from app.assist.tasks import load_task
+from app.assist.tasks.kernelbench import Refused
+from app.assist.tasks.kernelbench_folder import import_problem, read_problem
+from app.assist.tasks.suite import load_task
 from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.verifier import verify_file
 

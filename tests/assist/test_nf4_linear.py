@@ -1,4 +1,4 @@
-"""The NF4 kernel's hook (app/assist/nf4_linear.py) on the CPU: which layers it would take and
+"""The NF4 kernel's hook (app/assist/model/nf4_linear.py) on the CPU: which layers it would take and
 why it takes none here; the kernel itself runs in test_nf4_linear_gpu.py."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.assist import nf4_linear
+from app.assist.model import nf4_linear
 
 torch = pytest.importorskip("torch")
 bnb = pytest.importorskip("bitsandbytes")

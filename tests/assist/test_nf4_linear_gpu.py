@@ -1,5 +1,5 @@
 """On a GPU: bitsandbytes NF4 layers through the nf4_gemv template's kernel
-(app/assist/nf4_linear.py) give bitsandbytes' dequantized product within one bf16 unit, keep
+(app/assist/model/nf4_linear.py) give bitsandbytes' dequantized product within one bf16 unit, keep
 bitsandbytes' path for many rows, and can be captured in a CUDA graph."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.assist import nf4_linear
+from app.assist.model import nf4_linear
 
 pytestmark = pytest.mark.gpu
 BF16_UNIT = 2.0 ** -7  # one unit in the last place of a bf16 near 1, relative

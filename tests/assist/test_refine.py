@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from app.assist.attempts import NO_CODE, load_attempt
-from app.assist.batch import BatchModel, KernelEnd, Request, open_braces
-from app.assist.candidates import answer_prefix
-from app.assist.refine import Chain, Job, LoopSettings, RefineLoop
-from app.assist.session import GenerationOptions
-from app.assist.tasks import TASKS_DIR, load_task
-from app.assist.verifypool import VerifyPool
+from app.assist.model.batch import BatchModel, KernelEnd, Request, open_braces
+from app.assist.model.session import GenerationOptions
+from app.assist.prompting.candidates import answer_prefix
+from app.assist.refine.attempts import NO_CODE, load_attempt
+from app.assist.refine.loop import Chain, Job, LoopSettings, RefineLoop
+from app.assist.refine.verifypool import VerifyPool
+from app.assist.tasks.suite import TASKS_DIR, load_task
 from app.engine.verify.runs import VerifyOptions
 from tests.assist.scripted import ADDS, SPINS, ScriptedModel, action_of, learner
 

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from app.assist.examples import (
+from app.assist.prompting.examples import (
     choose_examples,
     record_verified,
     render_examples,
     template_examples,
     verified_examples,
 )
-from app.assist.prompts import PROMPTS_DIR, PromptContext, build_prompt
-from app.assist.skills import skill_folders
-from app.assist.tasks import TASKS_DIR, Task, TaskError, load_suite, load_task
+from app.assist.prompting.prompts import PROMPTS_DIR, PromptContext, build_prompt
+from app.assist.prompting.skills import skill_folders
+from app.assist.tasks.suite import TASKS_DIR, Task, TaskError, load_suite, load_task
 from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.speccheck import Strength, check_spec_file
 from app.engine.verify.verifier import verify_file

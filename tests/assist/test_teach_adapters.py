@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.assist.errors import ModelRefused
-from app.assist.manifest import verify_manifest, write_manifest
-from app.assist.session import ModelSession
-from app.assist.teach.adapters import (
+from app.assist.model.adapters import (
     CARD_NAME,
     CONFIG_NAME,
     WEIGHTS_NAME,
@@ -21,7 +19,9 @@ from app.assist.teach.adapters import (
     check_adapter,
     seal,
 )
-from app.cli import main
+from app.assist.model.manifest import verify_manifest, write_manifest
+from app.assist.model.session import ModelSession
+from app.cli.entry import main
 
 
 def make_adapter(model: Path, name: str) -> Path:
@@ -77,7 +77,7 @@ def test_a_tampered_adapter_is_refused_by_name(model_with_adapter: Path) -> None
 def test_a_truncated_adapter_is_refused_alone(model_with_adapter: Path) -> None:
     """A broken adapter is refused when it is chosen; the model without it, and its other
     adapters, still load."""
-    from app.assist.safety import check_model_folder
+    from app.assist.model.safety import check_model_folder
 
     make_adapter(model_with_adapter, "broken")
     weights = adapter_folder(model_with_adapter, "broken") / WEIGHTS_NAME

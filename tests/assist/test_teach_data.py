@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from app.assist.tasks import load_suite
+from app.assist.tasks.suite import load_suite
 from app.assist.teach.candidate import Candidate
 from app.assist.teach.data import DATA_NAME, SUMMARY_NAME, build, sha256_text
 from app.assist.teach.generate import candidates
 from app.assist.teach.guard import TASK_KERNELS, Guard
 from app.assist.teach.maps import elementwise
-from app.cli import main
+from app.cli.entry import main
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,9 @@ from typing import Any
 
 import pytest
 
-from app.assist.evaluate import EvalResult, EvalSettings, arms_for
-from app.assist.manifest import read_manifest
-from app.assist.metrics import TaskOutcome
-from app.assist.tasks import load_suite
-from app.assist.teach.adapters import (
+from app.assist.evaluation.grade import EvalResult, EvalSettings, arms_for
+from app.assist.evaluation.metrics import TaskOutcome
+from app.assist.model.adapters import (
     ADAPTERS_DIR,
     CARD_NAME,
     adapter_folder,
@@ -26,9 +24,11 @@ from app.assist.teach.adapters import (
     list_adapters,
     read_card,
 )
+from app.assist.model.manifest import read_manifest
+from app.assist.tasks.suite import load_suite
 from app.assist.teach.judge import JudgeError, apply, check_runs, discard_folder, judge, read_result
-from app.cli import main
-from app.paths import RESOURCES
+from app.base.paths import RESOURCES
+from app.cli.entry import main
 
 NAME = "default"
 CHAINS = 4

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from app.assist.examples import record_verified
-from app.assist.tasks import load_suite
+from app.assist.prompting.examples import record_verified
+from app.assist.tasks.suite import load_suite
 from app.assist.teach.data import DATA_NAME, Skipped, build
 from app.assist.teach.guard import TASK_KERNELS, Guard
 from app.assist.teach.sources import (
@@ -21,8 +21,8 @@ from app.assist.teach.sources import (
     proposal_candidates,
     sources_path,
 )
-from app.cli import main
-from app.paths import RESOURCES
+from app.base.paths import RESOURCES
+from app.cli.entry import main
 
 KERNELS = RESOURCES / "kernels"
 

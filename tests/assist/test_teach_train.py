@@ -14,18 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from app.assist import store
-from app.assist.manifest import write_manifest
-from app.assist.session import ModelSession
-from app.assist.tasks import load_suite
-from app.assist.teach.adapters import CARD_NAME, check_adapter
+from app.assist.evaluation import store
+from app.assist.model.adapters import CARD_NAME, check_adapter
+from app.assist.model.manifest import write_manifest
+from app.assist.model.session import ModelSession
+from app.assist.tasks.suite import load_suite
 from app.assist.teach.data import DATA_NAME, build
 from app.assist.teach.generate import candidates
 from app.assist.teach.guard import Guard
 from app.assist.teach.recipe import train_adapter
 from app.assist.teach.train import CHECKPOINT, STATE_NAME, Settings, TrainError, partial_folder
-from app.cli import main
-from app.paths import ROOT
+from app.base.paths import ROOT
+from app.cli.entry import main
 
 
 def _stop_at(step: str, lines: list[str]) -> Callable[[str], None]:

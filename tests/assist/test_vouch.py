@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from app import sandbox, system, trust
-from app.assist.verifypool import vouch_for
-from app.paths import RESOURCES
-from app.spec import load_spec
+from app.assist.refine.verifypool import vouch_for
+from app.base import system
+from app.base.paths import RESOURCES
+from app.isolation import sandbox, trust
+from app.spec.model import load_spec
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app import system
+from app.base import system
 from app.compile import Diagnostic, compile_file
 
 needs_nvcc = pytest.mark.skipif(system.find_tool("nvcc") is None, reason="nvcc is not installed")

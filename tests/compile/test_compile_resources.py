@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app import system
+from app.base import system
 from app.compile import compile_file, sass
 
 needs_nvcc = pytest.mark.skipif(system.find_tool("nvcc") is None, reason="nvcc is not installed")

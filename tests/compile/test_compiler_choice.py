@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from app import system
+from app.base import system
+from app.base.paths import RESOURCES, ROOT
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
 from app.engine.worker.backends.cpu.toolchain import find_toolchain
-from app.paths import RESOURCES, ROOT
-from app.spec import Compiler, SpecError, load_spec, parse_spec_text
-from app.spec_toml import spec_to_toml
+from app.spec.model import Compiler, SpecError, load_spec, parse_spec_text
+from app.spec.writing import spec_to_toml
 
 TEMPLATE = RESOURCES / "kernels" / "vector_add"
 # Device code plus a host helper (as launchers bring): nvcc builds it, NVRTC refuses host code.
@@ -62,7 +62,7 @@ def test_a_bad_compiler_is_named_with_what_to_write(tmp_path: Path, value: str,
 def test_the_cli_refuses_an_unknown_compiler(tmp_path: Path) -> None:
     spec = _kernel_folder(tmp_path)
     for command in ("verify", "bench"):
-        done = subprocess.run([sys.executable, "-m", "app.cli", command, str(spec),
+        done = subprocess.run([sys.executable, "-m", "app.cli.entry", command, str(spec),
                                "--compiler", "clang"], capture_output=True, text=True,
                               cwd=ROOT, timeout=60)
         assert done.returncode == 2

@@ -2,7 +2,8 @@
 the compile child, the CPU backend's host compiler gets them before it starts. A compile that
 needs more ends in a clear message, not a traceback or a full disk.
 
-The sandbox (app.sandbox) applies limits of its own where it runs; these tests turn it off, so
+The sandbox (app.isolation.sandbox) applies limits of its own where it runs; these tests turn it
+off, so
 that what they see is this layer alone."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from heavy_templates import RUNAWAY
 
-from app import system
+from app.base import system
 from app.compile import compile_source
 from app.compile.service import SERVICE
 from app.engine.worker.backends.base import BackendError

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app import system
+from app.base import system
 from app.compile import compile_file, compile_source
 from app.compile.api import HOST_CODE_HINT
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app import system
+from app.base import system
 from app.compile import backends, compile_file, includes
 from app.compile.service import SERVICE
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app import system
-from app.paths import ROOT
+from app.base import system
+from app.base.paths import ROOT
 
 VECTOR_ADD = ROOT / "resources" / "kernels" / "vector_add"
 NAMES = ["-rf.cu", 'q"uote.cu', "back\\slash.cu"]

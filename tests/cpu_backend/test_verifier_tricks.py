@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from app.base.paths import RESOURCES
 from app.engine.verify.results import Verdict
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
-from app.paths import RESOURCES
 
 HEAD = "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n)"
 KERNELS = {

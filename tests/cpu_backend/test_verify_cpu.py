@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from app import system
+from app.base import system
+from app.base.paths import RESOURCES, ROOT
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
-from app.paths import RESOURCES, ROOT
 
 TEMPLATES = sorted(p.name for p in (RESOURCES / "kernels").iterdir() if p.is_dir())
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "hostile"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from app.base.paths import RESOURCES
 from app.engine.bench import peaks
 from app.engine.bench.runner import BenchOptions, BenchReport, bench_file
 from app.engine.verify.runs import Engine
-from app.paths import RESOURCES
 
 TEMPLATES = sorted(p.name for p in (RESOURCES / "kernels").iterdir() if p.is_dir())
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "bench"

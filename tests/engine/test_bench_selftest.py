@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from selftest_spec import BENCH, write_selftest_spec
 
-from app.cases import CaseError
 from app.engine.bench.assemble import finish_points
 from app.engine.bench.peaks import DevicePeaks
 from app.engine.bench.points import compare
@@ -23,7 +22,8 @@ from app.engine.bench.stats import summarize
 from app.engine.verify.runs import Engine
 from app.engine.worker import backends
 from app.engine.worker.timing import TimingPlan
-from app.spec import load_spec
+from app.spec.cases import CaseError
+from app.spec.model import load_spec
 
 QUICK = dict(backend="selftest", budget_ms=60.0, warmup_ms=1.0)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.dtypes import lookup
 from app.engine.verify import checks
+from app.spec.dtypes import lookup
 
 
 def plain_median(values: np.ndarray) -> float:  # type: ignore[type-arg]

@@ -8,10 +8,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from app.cases import resolve
-from app.dtypes import lookup
 from app.engine.verify import buffers, checks
-from app.spec import parse_spec_text
+from app.spec.cases import resolve
+from app.spec.dtypes import lookup
+from app.spec.model import parse_spec_text
 
 SPEC = '''
 [kernel]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.paths import ROOT
+from app.base.paths import ROOT
 
 SPEC = str(ROOT / "resources" / "kernels" / "vector_add" / "vector_add.toml")
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from app.base.paths import RESOURCES
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
-from app.paths import RESOURCES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile"
 TEMPLATES = sorted(p.name for p in (RESOURCES / "kernels").iterdir() if p.is_dir())

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from app.base.paths import RESOURCES
 from app.engine.verify.buffers import Start
 from app.engine.verify.results import Verdict
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.seeds import FRESH_FLOOR, draw_seeds, plan_runs
 from app.engine.verify.verifier import verify_file
-from app.paths import RESOURCES
 
 HEAD = 'extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n)'
 INDEX = "int i = blockIdx.x * blockDim.x + threadIdx.x;"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from app.base.paths import ROOT
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
-from app.paths import ROOT
 
 pytestmark = pytest.mark.gpu
 

@@ -9,10 +9,10 @@ import re
 import shutil
 from pathlib import Path
 
+from app.base.paths import RESOURCES
 from app.engine.verify.speccheck import check_spec_file
 from app.engine.verify.specwarnings import WarningKind, bench_beyond_verified
-from app.paths import RESOURCES
-from app.spec import load_spec
+from app.spec.model import load_spec
 
 
 def copy_with(tmp_path: Path, name: str, old: str, new: str) -> Path:

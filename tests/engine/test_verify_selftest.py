@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from selftest_spec import write_selftest_spec
 
-from app import system
+from app.base import system
+from app.base.paths import ROOT
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
-from app.paths import ROOT
 
 
 def make_spec(folder: Path, entry: str = "copy", out_size: str = "n",

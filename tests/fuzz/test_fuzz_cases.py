@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.cases import CaseError, check_case, resolve
-from app.commands.verify import parse_case
-from app.spec import parse_spec_text
+from app.cli.commands.verify import parse_case
+from app.spec import form
+from app.spec.cases import CaseError, check_case, resolve
+from app.spec.model import parse_spec_text
 from tests.fuzz.bounds import bounded, grows_linearly
-from ui.spec import form
 
 ATOMS = ["n", "m", "=", ",", " ", "1", "-1", "1_000", "1e3", "1e999", "nan", "0x10", "(", ")",
          "9" * 30, "é", "\t", "==", "x"]

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app import expr
+from app.spec import expr
 from tests.fuzz.bounds import bounded, grows_linearly
 
 ATOMS = ["n", "m", "1", "0", "2.5", "1e308", "+", "-", "*", "/", "//", "%", "**", "(", ")",

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.dtypes import DTYPES, lookup
-from app.inits import InitError, parse_init
+from app.spec.dtypes import DTYPES, lookup
+from app.spec.inits import InitError, parse_init
 from tests.fuzz.bounds import bounded, grows_linearly
 
 ATOMS = ["uniform", "randint", "normal", "(", ")", ",", " ", "\t", "\n", "1", "-2", "0.5",

@@ -1,4 +1,4 @@
-"""KernelBench problem files read for import (app.assist.kernelbench*): a problem file is
+"""KernelBench problem files read for import (app.assist.tasks.kernelbench*): a problem file is
 parsed, never run; any file maps to a task or is Refused, quickly, deep nesting included."""
 
 from __future__ import annotations
@@ -10,8 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.assist.kernelbench import Refused
-from app.assist.kernelbench_task import cases, describe, read_problem, reference_text, spec_text
+from app.assist.tasks.kernelbench import Refused
+from app.assist.tasks.kernelbench_folder import (
+    cases,
+    describe,
+    read_problem,
+    reference_text,
+    spec_text,
+)
 from tests.fuzz.bounds import bounded, grows_linearly
 
 PROBLEM = textwrap.dedent('''

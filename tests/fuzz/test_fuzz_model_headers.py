@@ -1,4 +1,4 @@
-"""Model files' headers as read before any weights load (app.assist.modelfiles): any
+"""Model files' headers as read before any weights load (app.assist.model.modelfiles): any
 safetensors or GGUF bytes are accepted or refused (ModelRefused) quickly."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.assist.errors import ModelRefused
-from app.assist.modelfiles import check_gguf, check_safetensors
+from app.assist.model.modelfiles import check_gguf, check_safetensors
 from tests.fuzz.bounds import bounded, grows_linearly
 
 DTYPES = ["F32", "F16", "BF16", "I8", "U8", "I64", "BOOL", "F8_E4M3", "X"]

@@ -1,4 +1,5 @@
-"""Skills' SKILL.md front matter (app.assist.skills): skills arrive as files from elsewhere;
+"""Skills' SKILL.md front matter (app.assist.prompting.skills): skills arrive as files from
+elsewhere;
 any text is a skill or a SkillError, quickly, YAML's aliases and nesting included."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.assist.skills import SkillError, load_skill, split_front_matter
+from app.assist.prompting.skills import SkillError, load_skill, split_front_matter
 from tests.fuzz.bounds import bounded, grows_linearly
 
 ATOMS = ["---\n", "name: ", "description: ", "metadata:\n", "  actions: ", "license: ", "x",

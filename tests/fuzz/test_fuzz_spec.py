@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.spec import SpecError, parse_spec_text
-from app.spec_limits import loads_bounded
+from app.spec.limits import loads_bounded
+from app.spec.model import SpecError, parse_spec_text
 from tests.fuzz.bounds import bounded, grows_linearly
 
 TEMPLATE = """[kernel]

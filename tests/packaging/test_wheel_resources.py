@@ -15,8 +15,10 @@ from tinybundle import load
 
 PROBE = """
 import json
-from app import paths
-from app.assist import prompts, skills, tasks
+from app.base import paths
+from app.assist.prompting import prompts
+from app.assist.prompting import skills
+from app.assist.tasks import suite as tasks
 print(json.dumps({"resources": str(paths.RESOURCES), "models": str(paths.models_dir()),
                   "checkout": paths.is_checkout(), "prompt": len(prompts.template("explain")),
                   "skills": len(skills.load_skills()[0]), "tasks": len(tasks.load_suite().tasks)}))

@@ -7,7 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
-from app.paths import RESOURCES, ROOT
+from app.base.paths import RESOURCES, ROOT
 
 VECTOR_ADD = RESOURCES / "kernels" / "vector_add"
 STRIDED_ADD = ROOT / "tests" / "fixtures" / "bench" / "strided_add"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from app.cli import main
-from app.paths import ROOT
+from app.base.paths import ROOT
+from app.cli.entry import main
 from app.review import audit
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.paths import ROOT
+from app.base.paths import ROOT
+from app.cli.entry import main
 from app.review import audit
 
 
@@ -208,12 +208,12 @@ def test_a_fifo_as_the_key_or_the_signing_key_does_not_hang(audit_log: Path,
     fifo = tmp_path / "key.pub"
     os.mkfifo(fifo)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "app.cli", "audit", "verify", str(audit_log),
+    done = subprocess.run([sys.executable, "-m", "app.cli.entry", "audit", "verify", str(audit_log),
                            "--key", str(fifo)], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2 and "not a regular file" in done.stderr
     os.mkfifo(audit_log.parent / "signing-key.pem")
-    done = subprocess.run([sys.executable, "-m", "app.cli", "verify",
+    done = subprocess.run([sys.executable, "-m", "app.cli.entry", "verify",
                            str(tmp_path / "absent.toml"), "--backend", "cpu"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "warning: not recorded in the audit log" in done.stderr

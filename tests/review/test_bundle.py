@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
-from app.paths import ROOT
+from app.base.paths import ROOT
+from app.cli.entry import main
 from app.review import audit
 from app.review.bundle import MANIFEST, SIGNATURE
 

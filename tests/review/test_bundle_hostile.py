@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from review_support import VECTOR_ADD, small_copy
 
-from app.cli import main
-from app.paths import ROOT
+from app.base.paths import ROOT
+from app.cli.entry import main
 from app.review import audit
 from app.review.bundle import CLAIMS, MANIFEST
 

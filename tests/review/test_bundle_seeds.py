@@ -13,13 +13,13 @@ import pytest
 from review_support import VECTOR_ADD, small_copy
 from test_bundle_hostile import members, rewrite, tamper_claims, verify
 
-from app.cases import resolve
-from app.cli import main
+from app.cli.entry import main
 from app.engine.verify.buffers import generate_inputs
 from app.jobs.messages import VerifyRequest
 from app.jobs.server import run_verify
 from app.review.bundle import CLAIMS
-from app.spec import load_spec
+from app.spec.cases import resolve
+from app.spec.model import load_spec
 
 HEAD = 'extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n)'
 # Right only for inputs it recognises: elsewhere it subtracts.

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from review_support import SAXPY, small_copy
 
-from app.cli import main
+from app.cli.entry import main
 from app.review.audit import check_log
 from app.review.model import CompareReport
 

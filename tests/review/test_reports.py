@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.entry import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Chromium's own services (updates, accounts, time): not requests made by the page.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from review_support import STRIDED_ADD, VECTOR_ADD, small_copy
 
-from app.cli import main
+from app.cli.entry import main
 from app.review.model import CompareReport
 
 pytestmark = pytest.mark.gpu

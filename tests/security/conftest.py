@@ -7,8 +7,8 @@ import platform
 
 import pytest
 
-from app import sandbox
 from app.engine.worker.backends.cpu.toolchain import find_toolchain
+from app.isolation import sandbox
 
 
 @pytest.fixture

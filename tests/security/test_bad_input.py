@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import cases, expr, inits
-from app.dtypes import lookup
 from app.engine.verify import buffers, memory
 from app.engine.verify.results import RunResult
 from app.engine.worker import stderr_log
-from app.spec import SpecError, load_spec, parse_spec_text
+from app.spec import cases, expr, inits
+from app.spec.dtypes import lookup
+from app.spec.model import SpecError, load_spec, parse_spec_text
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTOR_ADD = ROOT / "resources" / "kernels" / "vector_add"

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from app.assist.convert import find_default_gguf
 from app.assist.errors import ModelRefused
-from app.assist.manifest import MANIFEST_NAME, verify_manifest, write_manifest
-from app.assist.modelfiles import check_gguf, check_links, check_safetensors
+from app.assist.model.convert import find_default_gguf
+from app.assist.model.manifest import MANIFEST_NAME, verify_manifest, write_manifest
+from app.assist.model.modelfiles import check_gguf, check_links, check_safetensors
 from app.engine.worker.backends.cpu import build, sealed, toolchain
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app import system
+from app.base import system
 from app.compile import api, service
 from app.engine.worker.backends.cpu import toolchain
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app import sandbox
+from app.isolation import sandbox
 from tests.security.payloads import kill_all, new_token, processes_with
 
 pytestmark = pytest.mark.usefixtures("sandboxed")

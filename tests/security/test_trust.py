@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app import sandbox, trust
-from app.spec import load_spec
+from app.isolation import sandbox, trust
+from app.spec.model import load_spec
 from tests.security.payloads import cli, reference_spec, verify
 
 pytestmark = pytest.mark.usefixtures("cpu_payloads")

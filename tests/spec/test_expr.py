@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app import expr
+from app.spec import expr
 
 
 @pytest.mark.parametrize(("text", "variables", "expected"), [

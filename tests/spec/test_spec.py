@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from app.cases import CaseError, resolve
-from app.spec import SpecError, load_spec, parse_spec_text
-from app.spec_edit import save_spec
-from app.spec_toml import spec_to_toml
+from app.spec.cases import CaseError, resolve
+from app.spec.edit import save_spec
+from app.spec.model import SpecError, load_spec, parse_spec_text
+from app.spec.writing import spec_to_toml
 
 DESIGN_EXAMPLE = '''
 [kernel]

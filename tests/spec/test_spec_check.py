@@ -26,7 +26,7 @@ from app.engine.verify.speccheck import (
 from app.engine.verify.specwarnings import WarningKind
 from app.engine.verify.verifier import verify_file
 from app.engine.worker.backends.cpu.toolchain import find_toolchain
-from app.spec import load_spec
+from app.spec.model import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = sorted((ROOT / "resources" / "kernels").glob("*/*.toml"))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from app.paths import RESOURCES
-from app.spec import Arg, Spec, load_spec, parse_spec_text
-from app.spec_edit import update_spec_text
-from app.spec_toml import spec_to_toml
+from app.base.paths import RESOURCES
+from app.spec.edit import update_spec_text
+from app.spec.model import Arg, Spec, load_spec, parse_spec_text
+from app.spec.writing import spec_to_toml
 
 TEMPLATES = sorted((RESOURCES / "kernels").glob("*/*.toml"))
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from app.assist.tasks import load_task
-from app.paths import RESOURCES
-from app.spec import Spec, load_spec
-from app.spec_edit import save_spec, save_spec_keeping_layout
+from app.assist.tasks.suite import load_task
+from app.base.paths import RESOURCES
+from app.spec.edit import save_spec, save_spec_keeping_layout
+from app.spec.model import Spec, load_spec
 
 TASK = RESOURCES / "tasks" / "add_f32"
 EXTRA = """
@@ -40,7 +40,7 @@ def task_copy(tmp_path: Path) -> Path:
 
 def model_of(path: Path) -> Spec:
     """The spec model a pane would hold for the copy: the task's own spec, placed at `path`
-    (app.spec refuses keys it does not know, so the copy's own text cannot be loaded)."""
+    (app.spec.model refuses keys it does not know, so the copy's own text cannot be loaded)."""
     spec = load_spec(TASK / "add_f32.toml")
     return dataclasses.replace(spec, base_dir=path.parent, path=path)
 

@@ -14,7 +14,7 @@ from gui_support import ScriptedPrompter
 from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.paths import RESOURCES
+from app.base.paths import RESOURCES
 from ui.main_window import MainWindow
 
 

@@ -23,8 +23,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from test_propose import ANSWER, ScriptedSession
 
-from app import offline
-from app.paths import RESOURCES
+from app.base.paths import RESOURCES
+from app.isolation import offline
 from ui.editor.cuda_editor import CudaEditor
 from ui.main import application
 from ui.main_window import MainWindow

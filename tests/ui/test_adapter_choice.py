@@ -22,11 +22,11 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QApplication
 from stand_in import WordTokens
 
-from app.assist.answer import Answer
-from app.assist.convert import DEFAULT_MODEL_NAME, default_model_folder
-from app.assist.teach import adapters as teach_adapters
-from app.assist.teach.adapters import CARD_NAME, recorded_source, seal
-from app.paths import RESOURCES
+from app.assist.model import adapters as teach_adapters
+from app.assist.model.adapters import CARD_NAME, recorded_source, seal
+from app.assist.model.answer import Answer
+from app.assist.model.convert import DEFAULT_MODEL_NAME, default_model_folder
+from app.base.paths import RESOURCES
 from ui.assistant import adapter_choice, worker
 from ui.assistant.adapter_choice import AdapterChoice
 from ui.main_window import MainWindow

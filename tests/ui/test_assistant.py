@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from stand_in import WordTokens
 
-from app.assist.answer import Answer
-from app.assist.convert import default_model_folder
+from app.assist.model.answer import Answer
+from app.assist.model.convert import default_model_folder
 from ui.main_window import MainWindow
 
 

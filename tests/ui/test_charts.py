@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from app.engine.bench.chart_data import feed_charts, median_interval
 from app.engine.bench.reports import BenchPoint, BenchReport, Comparison, VariantTiming
 from app.engine.bench.stats import summarize
 from app.engine.verify.results import Status
-from ui.charts.bench_data import feed_charts, median_interval
 from ui.charts.charts_pane import ChartsPane
 from ui.theme import load_theme
 

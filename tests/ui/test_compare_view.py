@@ -16,8 +16,8 @@ from gui_support import processes_tagged, selftest_kernel
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from app.cli import main
-from app.paths import RESOURCES, ROOT
+from app.base.paths import RESOURCES, ROOT
+from app.cli.entry import main
 from app.review.audit import check_log
 from ui.compare.compare_view import CompareView
 from ui.compare.picker import Candidate, ComparePicker

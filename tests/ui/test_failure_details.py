@@ -11,8 +11,8 @@ from typing import Any
 from gui_support import selftest_kernel
 
 from app.engine.verify.results import Finding, Status, Verdict
+from app.review.result_text import finding_text, gui_words, run_details
 from ui.main_window import MainWindow
-from ui.runs.result_text import finding_text, gui_words, run_details
 
 
 def verify_and_wait(qtbot: Any, window: MainWindow) -> Verdict:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.paths import RESOURCES
-from ui.assembly.model import (
+from app.base.paths import RESOURCES
+from app.compile.assembly import (
     SassRow,
     opcode,
     ptx_mix,
@@ -14,10 +14,10 @@ from ui.assembly.model import (
     sass_mix,
     sass_rows_for_line,
 )
-from ui.editor import cuda_language, recovery
-from ui.editor.templates import TemplateExists, create_from_template, list_templates
+from app.spec.form import build_data, fields_from_data, parse_case, split_list, validate
+from app.workspace import cuda_language, recovery
+from app.workspace.templates import TemplateExists, create_from_template, list_templates
 from ui.editor.text_rules import indent_after, toggle_comment
-from ui.spec.form import build_data, fields_from_data, parse_case, split_list, validate
 
 PTX = """.file 1 "/tmp/k/vector_add.cu"
 .visible .entry vector_add(

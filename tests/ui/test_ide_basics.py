@@ -17,9 +17,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMenu, QScrollArea, QWidget
 
 from app import __version__
-from app.spec import load_spec
+from app.spec.model import load_spec
+from app.workspace.templates import create_from_template, list_templates, name_problem
 from ui.editor.template_gallery import TemplateGallery
-from ui.editor.templates import create_from_template, list_templates, name_problem
 from ui.main_window import MainWindow
 from ui.preferences.dialog import PreferencesDialog
 

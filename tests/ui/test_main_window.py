@@ -149,7 +149,7 @@ def test_the_status_bar_shows_backend_offline_badge_and_worker_state(
 
 def test_a_builtin_template_is_saved_as_a_copy_never_over_the_gallery(
         window: MainWindow, prompter: ScriptedPrompter, tmp_path: Path) -> None:
-    from app.paths import RESOURCES
+    from app.base.paths import RESOURCES
 
     template = RESOURCES / "kernels" / "vector_add" / "vector_add.cu"
     before = template.read_text()

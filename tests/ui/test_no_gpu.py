@@ -12,7 +12,7 @@ import pytest
 from gui_support import selftest_kernel
 from selftest_spec import BENCH
 
-from app import system
+from app.base import system
 from app.engine.bench.reports import BenchReport
 from app.engine.verify.results import Verdict
 from ui.actions import CPU_CHOSEN, sanitizer_refusal

@@ -16,10 +16,10 @@ import pytest
 from gui_support import selftest_kernel
 from stand_in import WordTokens
 
-from app import offline
-from app.assist.answer import Answer
-from app.assist.convert import default_model_folder
-from app.assist.session import PREFILL_CHUNK, ModelSession
+from app.assist.model.answer import Answer
+from app.assist.model.convert import default_model_folder
+from app.assist.model.session import PREFILL_CHUNK, ModelSession
+from app.isolation import offline
 from ui.main_window import MainWindow
 
 

@@ -20,8 +20,8 @@ import pytest
 from PySide6.QtCore import Qt
 from stand_in import WordTokens
 
-from app.assist.answer import Answer
-from app.assist.convert import default_model_folder
+from app.assist.model.answer import Answer
+from app.assist.model.convert import default_model_folder
 from ui.assistant.diff_view import COLOURS
 from ui.main_window import MainWindow
 
@@ -193,7 +193,7 @@ def test_an_answer_without_code_proposes_nothing(qtbot: Any, tmp_path: Path, pro
                     reason="the default model is not prepared (make model)")
 def test_the_real_local_model_proposes_and_its_code_applies(qtbot: Any, window: MainWindow,
                                                             kernel_copy: Path) -> None:
-    from app.assist.answer import parse_answer
+    from app.assist.model.answer import parse_answer
 
     editor = window.open_files([kernel_copy])[0]
     original = editor.text()

@@ -75,7 +75,7 @@ def test_a_file_with_one_kernel_needs_no_chooser(qtbot: Any, window: MainWindow,
 
 
 def test_one_kernels_ptx_maps_lines_through_the_modules_file_table() -> None:
-    from ui.assembly.model import ptx_files, ptx_source_lines
+    from app.compile.assembly import ptx_files, ptx_source_lines
 
     module = '.visible .entry k(\n{\n.loc 1 7 3\nadd.f32 %f1, %f2, %f3;\n}\n.file 1 "/x/k.cu"\n'
     function = module.split(".file")[0]

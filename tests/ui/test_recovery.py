@@ -11,7 +11,7 @@ from typing import Any
 
 from gui_support import ScriptedPrompter
 
-from ui.editor import recovery
+from app.workspace import recovery
 from ui.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from app.assist import store
-from app.assist.batch import BatchResult, Request
+from app.assist.evaluation import store
+from app.assist.model.batch import BatchResult, Request
 from tests.assist.scripted import MISSING_SEMICOLON, ScriptedModel, learner
 from ui.assistant.attempts import AttemptsView, badge_colour
 from ui.main_window import MainWindow

@@ -1,4 +1,4 @@
-"""The GUI's settings and the command line read one declaration (app.settings): the same
+"""The GUI's settings and the command line read one declaration (app.base.settings): the same
 backend choices and the same bounds for the time limit."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import argparse
 
 import pytest
 
-from app import cli_flags, settings
+from app.base import settings
+from app.cli import flags as cli_flags
 from ui.preferences.table import BY_KEY
 
 

@@ -8,8 +8,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from app.assist.tasks import load_task
-from app.paths import RESOURCES
+from app.assist.tasks.suite import load_task
+from app.base.paths import RESOURCES
 from ui.main_window import MainWindow
 
 KERNEL = ('extern "C" __global__ void add_f32(const float* a, const float* b, float* c, int n)'

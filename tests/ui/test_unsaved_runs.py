@@ -8,10 +8,10 @@ from typing import Any
 
 from gui_support import selftest_kernel
 
-from app import trust
 from app.engine.verify.results import Verdict
+from app.isolation import trust
+from app.workspace import snapshot
 from ui.main_window import MainWindow
-from ui.runs import snapshot
 
 
 def verify_and_wait(qtbot: Any, window: MainWindow, timeout: int = 180_000) -> Verdict:

@@ -27,9 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.assembly.highlighter import PTX_RULES, SASS_RULES, AssemblyHighlighter
-from ui.assembly.listing import ListingLine, quote_locs, sass_listing
-from ui.assembly.model import (
+from app.compile.assembly import (
     SassRow,
     mix_text,
     ptx_files,
@@ -39,6 +37,8 @@ from ui.assembly.model import (
     sass_rows,
     sass_rows_for_line,
 )
+from app.compile.listing import ListingLine, quote_locs, sass_listing
+from ui.assembly.highlighter import PTX_RULES, SASS_RULES, AssemblyHighlighter
 
 # Backgrounds: the selected line's instructions, and the one clicked or stepped to.
 LINE_COLOURS = {True: ("#2f4a35", "#4f7a3a"), False: ("#e6f4e9", "#b9e0a5")}

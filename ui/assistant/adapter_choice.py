@@ -1,7 +1,7 @@
 """Which LoRA adapter the assistant loads over the local model: a line saying which one is
 active (and how it scored on the held-out tasks), and a list to switch it (kept in the settings
 file by the window's assistant commands). The choice means what `--adapter` means on the command
-line (auto, none or a name) and is resolved the same way (app.assist.teach.adapters).
+line (auto, none or a name) and is resolved the same way (app.assist.model.adapters).
 
 The model's adapters are read (each checked against its manifest) when the control is first
 shown and again each time its list opens, never at startup: the window opens without the
@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
-AUTO, NONE, DEFAULT_NAME = "auto", "none", "default"  # as app.assist.teach.adapters names them
+AUTO, NONE, DEFAULT_NAME = "auto", "none", "default"  # as app.assist.model.adapters names them
 WARNING_STYLE = "color: #d18b00;"
 ModelFolder = Callable[[], Path]
 
@@ -77,7 +77,7 @@ def describe(requested: str, resolved: str | None, adapters: list[Any]) -> tuple
 def default_folder() -> Path:
     """The folder of the model the assistant loads (the CLI's default)."""
     # app.assist (about 0.3 s of imports) loads when the control is first shown, not at startup.
-    from app.assist.convert import default_model_folder
+    from app.assist.model.convert import default_model_folder
 
     return default_model_folder()
 
@@ -145,7 +145,7 @@ class AdapterChoice(QWidget):
     def refresh(self) -> None:
         """Read the model's adapters again: the list, each refused one disabled with its reason,
         and the line saying what the next question loads."""
-        from app.assist.teach.adapters import list_adapters, resolve_adapter
+        from app.assist.model.adapters import list_adapters, resolve_adapter
 
         self._listed = True
         folder = self.model_folder()

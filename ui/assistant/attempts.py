@@ -107,7 +107,8 @@ class AttemptsView(QWidget):
         self.note.setText("Attempts appear here as the verifier judges them.")
 
     def add_attempt(self, info: dict[str, Any]) -> None:
-        """One more attempt (a dict as app.assist.attempts.Attempt.as_dict, plus 'source')."""
+        """One more attempt (a dict as app.assist.refine.attempts.Attempt.as_dict, plus
+        'source')."""
         self.attempts.append(info)
         item = QListWidgetItem()
         item.setData(ROLE, len(self.attempts) - 1)

@@ -1,6 +1,7 @@
 """Propose and refine from the GUI, as plain functions for the assistant's thread: the request is
 a dict of plain values (the spec's path, the description, chains, rounds, the run folder), the
-attempts go out as dicts with their kernel's text. The loop is app.assist.proposing's, the same
+attempts go out as dicts with their kernel's text. The loop is app.assist.refine.proposing's, the
+same
 as `kernel-studio propose --rounds R`: every candidate goes through the verifier (sandboxed),
 and nothing is applied to a buffer here."""
 
@@ -29,7 +30,7 @@ def run_refine(session: Any, request: dict[str, Any], stop: threading.Event, emi
                token: Callable[[str], None]) -> dict[str, Any]:
     """Run the chains; a summary for the pane (how it ended, the kernel that passed)."""
     # The assistant's stack loads on the model's thread with the first request, not at startup.
-    from app.assist.proposing import ProposeSettings, propose_kernels
+    from app.assist.refine.proposing import ProposeSettings, propose_kernels
 
     settings = ProposeSettings(int(request.get("chains", 1)), int(request.get("rounds", 3)),
                                int(request.get("max_new_tokens", 512)))

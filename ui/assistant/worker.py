@@ -17,7 +17,7 @@ from ui.assistant.refine_job import run_refine
 
 MAX_NEW_TOKENS = 512
 READING = "reading the prompt: {} tokens"
-AUTO = "auto"  # app.assist.teach.adapters.AUTO, without importing it at startup
+AUTO = "auto"  # app.assist.model.adapters.AUTO, without importing it at startup
 Progress = Callable[[str, float], None]
 # (progress, adapter): the adapter as --adapter takes it (auto, none or a name).
 SessionFactory = Callable[[Progress, str], Any]
@@ -28,9 +28,9 @@ def default_session(progress: Progress, adapter: str = AUTO) -> Any:
     as the command line finds it: auto is the model's 'default' adapter when it has one. It
     answers single questions and the batches of Propose and refine alike."""
     # The model stack loads with the first question on this thread, never at startup.
-    from app.assist.batch import BatchModel
-    from app.assist.convert import default_model_folder
-    from app.assist.teach.adapters import resolve_adapter
+    from app.assist.model.adapters import resolve_adapter
+    from app.assist.model.batch import BatchModel
+    from app.assist.model.convert import default_model_folder
 
     folder = default_model_folder()
     return BatchModel(folder, progress=progress, adapter=resolve_adapter(folder, adapter))
@@ -79,7 +79,7 @@ class AssistantWorker(QObject):
         cut to fit), stream the answer, and finish with its text split into code and words."""
         try:
             # The prompt builder (skills, tokenizer budget) loads on the model's thread.
-            from app.assist.prompts import PromptContext, build_prompt
+            from app.assist.prompting.prompts import PromptContext, build_prompt
 
             prompt = build_prompt(action, PromptContext(**context), self.session(),
                                   max_new_tokens)

@@ -177,7 +177,7 @@ class AssistantCommands(QObject):
     def propose(self, code: str, buffer_id: str | None, complete: bool = True) -> None:
         """Diff `code` against the buffer's text now and offer it for applying."""
         # app.assist (about 65 ms of imports): loaded with the first proposal, not at startup.
-        from app.assist.diff import unified_diff
+        from app.assist.refine.diff import unified_diff
 
         editor = self._editor(buffer_id)
         name = self.tabs.document(editor).title if editor else "(new buffer)"

@@ -17,12 +17,12 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
 from app.review.model import BundleCheck, CompareReport
+from app.spec.files import spec_for
 from ui.compare.job import ReviewJob
 from ui.compare.picker import Candidate, ComparePicker
 from ui.compare.review_pane import ReviewPane
 from ui.editor.tabs import EditorTabs
 from ui.message_log import Reporter
-from ui.spec.files import spec_for
 
 UNSAVED = "unsaved"
 # A kernel's folder is copied whole for an unsaved compare; a folder larger than this is not a

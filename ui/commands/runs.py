@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
+from app.compile.assembly import same_file
 from app.engine.verify.results import Status, Verdict
-from ui.assembly.model import same_file
+from app.spec.files import spec_for
+from app.workspace.snapshot import SnapshotError
 from ui.assembly.view import AssemblyView
 from ui.editor.cuda_editor import CudaEditor
 from ui.editor.tabs import EditorTabs
@@ -26,16 +28,14 @@ from ui.runs.bench_options_dialog import BenchOptionsDialog
 from ui.runs.compile_pane import CompilePane
 from ui.runs.controller import BuildSnapshot, RunController
 from ui.runs.results_pane import ResultsPane
-from ui.runs.snapshot import SnapshotError
-from ui.spec.files import spec_for
 from ui.spec.panel import SpecPanel
 
 # Only for annotations: timing reports, their options and the charts' feeding import numpy,
 # which loads with the first timing run, not at startup.
 if TYPE_CHECKING:
+    from app.engine.bench.chart_data import ChartsLike
     from app.engine.bench.reports import BenchReport
     from app.engine.bench.runner import BenchOptions
-    from ui.charts.bench_data import ChartsLike
 
 BUSY = ("A job is already running", "Wait for it, or Cancel it.")
 NOT_RUN_COLOUR = "#6d6d6d"
@@ -158,7 +158,7 @@ class RunCommands(QObject):
     def ready_spec(self) -> Path | None:
         """The spec a run reads, or None after saying why there is none. Unsaved edits (buffers
         of the kernel's folder, the Spec pane's form) go into a private copy that the run reads:
-        a run never writes the user's files (ui/runs/snapshot.py)."""
+        a run never writes the user's files (app/workspace/snapshot.py)."""
         editor = self.tabs.current()
         spec_path = self.spec_panel.path
         if editor is not None and spec_path is None:
@@ -254,7 +254,7 @@ class RunCommands(QObject):
     def show_bench(self, report: BenchReport) -> None:
         """Timing results go to the results pane and the charts."""
         # numpy (the charts' statistics): imported with the first timing result, not at startup.
-        from ui.charts.bench_data import feed_charts
+        from app.engine.bench.chart_data import feed_charts
 
         self._state(self.run_buffer).outcome = report
         if self._is_current(self.run_buffer):
@@ -322,7 +322,9 @@ class RunCommands(QObject):
         if not self._charts_made:
             return
         if outcome is not None and hasattr(outcome, "samples_chart"):  # a BenchReport
-            from ui.charts.bench_data import feed_charts  # numpy: loaded with the first report
+            from app.engine.bench.chart_data import (
+                feed_charts,  # numpy: loaded with the first report
+            )
 
             feed_charts(self.charts(), outcome)  # type: ignore[arg-type]
             return

@@ -18,11 +18,11 @@ from PySide6.QtCore import QObject, QSettings
 from PySide6.QtWidgets import QApplication, QLineEdit, QMenu, QPlainTextEdit, QTextEdit, QWidget
 from pyside6_scintilla import ScintillaEdit
 
+from app.workspace.templates import Template, TemplateExists, create_from_template, list_templates
 from ui.editor.cuda_editor import CudaEditor
 from ui.editor.prompter import Prompter
 from ui.editor.tabs import EditorTabs
 from ui.editor.template_gallery import TemplateGallery
-from ui.editor.templates import Template, TemplateExists, create_from_template, list_templates
 from ui.message_log import Reporter
 from ui.preferences import table
 from ui.preferences.dialog import PreferencesDialog

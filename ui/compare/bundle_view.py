@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.plaintext import printable
+from app.base.plaintext import printable
 from app.review.model import BundleCheck
 
 # How much of a bundle's text the view shows (the rest is cut with a count).

@@ -11,8 +11,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, Signal
 
-from app import sandbox
-from app.paths import ROOT
+from app.base.paths import ROOT
+from app.isolation import sandbox
 from app.review.model import BundleCheck, CompareReport, check_from_json
 
 # A compare prints its report as JSON even when a kernel fails (exit 1) or cannot be decided

@@ -16,7 +16,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QWidget
 from pyside6_scintilla import Scintilla, ScintillaEdit
 
-from ui.editor import cuda_language as cuda
+from app.workspace import cuda_language as cuda
 from ui.editor.search import SearchOptions, find_in_editor, replace_all_in_editor
 from ui.editor.style import CPP_STYLES, INACTIVE_OFFSET, StyleIds, apply_theme_to_editor
 from ui.editor.text_rules import indent_after, toggle_comment

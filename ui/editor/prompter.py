@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
-from ui.editor.recovery import RecoveredBuffer
+from app.workspace.recovery import RecoveredBuffer
 
 SOURCE_FILTER = "CUDA sources (*.cu *.cuh *.h *.hpp);;Kernel specs (*.toml);;All files (*)"
 

@@ -13,11 +13,11 @@ from pathlib import Path
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from app.fsutil import atomic_write_text
+from app.base.fsutil import atomic_write_text
+from app.workspace.recovery import RecoveryStore
+from app.workspace.templates import TEMPLATES_DIR
 from ui.editor.cuda_editor import CudaEditor
 from ui.editor.prompter import Prompter
-from ui.editor.recovery import RecoveryStore
-from ui.editor.templates import TEMPLATES_DIR
 from ui.theme import Theme
 
 AUTOSAVE_MS = 1500

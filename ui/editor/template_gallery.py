@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.editor.templates import Template, list_templates, name_problem
+from app.workspace.templates import Template, list_templates, name_problem
 
 
 class TemplateGallery(QDialog):

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.assist.store import load_results, store_path
+from app.assist.evaluation.store import load_results, store_path
 from ui.eval.chart import PassChart
 
 HEADERS = ["started", "tasks", "K", "R", "arm", "pass@1", "pass@K", "compile errors",

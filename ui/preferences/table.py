@@ -1,7 +1,7 @@
 """Every setting of the window, declared once with its type, bounds, default and meaning, and
 read from or written to the settings file (QSettings) only here.
 
-A setting the core also has takes the core's default from app.settings (the time limit); the
+A setting the core also has takes the core's default from app.base.settings (the time limit); the
 compiler's own defaults (architecture, options) apply when a setting is left empty.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
-from app import settings
+from app.base import settings
 
 
 def _arch_problem(value: str) -> str:

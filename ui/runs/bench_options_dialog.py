@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import expr
+from app.spec import expr
 
 # The bench runner and the timing plan import numpy: they load when the dialog first opens,
 # not at startup (the window imports this module); here only for annotations.

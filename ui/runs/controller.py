@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app import settings
+from app.base import settings
 from app.engine.verify.results import Verdict
 from app.jobs.messages import BenchRequest, CompileRequest, JobKind, JobRequest, VerifyRequest
+from app.workspace.snapshot import RunFolders
 from ui.runs.job_process import JobProcess
-from ui.runs.snapshot import RunFolders
 
-# app.spec, app.engine.bench (numpy) load with the first spec or timing run, not at startup;
+# app.spec.model, app.engine.bench (numpy) load with the first spec or timing run, not at startup;
 # here only for annotations.
 if TYPE_CHECKING:
     from app.engine.bench.reports import BenchReport
     from app.engine.bench.runner import BenchOptions
-    from app.spec import Spec
+    from app.spec.model import Spec
 
 ACTIVITY = {JobKind.COMPILE: "compiling", JobKind.VERIFY: "verifying", JobKind.BENCH: "timing"}
 UNREADABLE_HINT = "The GUI and its job process disagree: restart Kernel Studio."
@@ -45,7 +45,7 @@ def launch_shape(spec: Spec | None) -> tuple[int, int]:
     """Threads per block and dynamic shared bytes for the bench case (else the first case)."""
     if spec is None:
         return 0, 0
-    from app.cases import CaseError, resolve  # numpy: imported when a spec is first used
+    from app.spec.cases import CaseError, resolve  # numpy: imported when a spec is first used
 
     cases = [spec.bench_case] if spec.bench_case else list(spec.cases[:1])
     for case in cases:

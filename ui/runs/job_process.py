@@ -22,9 +22,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
-from app import sandbox
+from app.base.paths import ROOT
+from app.isolation import sandbox
 from app.jobs.messages import EventKind, JobEvent, JobRequest, MessageError, encode_request
-from app.paths import ROOT
 
 GRACE_MS = 3000
 SHUTDOWN_MS = 3000
@@ -119,7 +119,8 @@ class JobProcess(QObject):
 
     def _environment(self) -> QProcessEnvironment:
         """The GUI's environment with the checkout importable, and only what no sandbox can
-        write on its sys.path (app.sandbox.python_environment, as for every Python we start)."""
+        write on its sys.path (app.isolation.sandbox.python_environment, as for every Python we
+        start)."""
         environment = QProcessEnvironment()
         for key, value in sandbox.python_environment(os.environ, ROOT).items():
             environment.insert(key, value)

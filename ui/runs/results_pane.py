@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import settings
+from app.base import settings
 from app.engine.verify.results import PLAIN_WORDS, RunResult, Status, Verdict
-from ui.runs.result_text import (
+from app.review.result_text import (
     case_text,
     first_failure,
     gui_words,

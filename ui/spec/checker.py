@@ -17,8 +17,8 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QProcess, Signal
 
-from app import sandbox
-from app.paths import ROOT
+from app.base.paths import ROOT
+from app.isolation import sandbox
 
 # How long the panel waits after the last edit before checking (the check takes 0.1-0.7 s).
 CHECK_DELAY_MS = 1200

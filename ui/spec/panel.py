@@ -1,8 +1,8 @@
 """The Spec panel: a form over the kernel's spec TOML that validates as you type.
 
-It reads and writes the same file the CLI uses (save goes through app.spec_edit, atomically,
+It reads and writes the same file the CLI uses (save goes through app.spec.edit, atomically,
 rewriting only the values that changed so the file's comments survive).
-Problems from app.spec are listed by field, and the fields they name are outlined in red.
+Problems from app.spec.model are listed by field, and the fields they name are outlined in red.
 """
 
 from __future__ import annotations
@@ -30,14 +30,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.spec_limits import loads_bounded
+from app.spec.limits import loads_bounded
 from ui.spec.checker import CHECK_DELAY_MS, SpecChecker, headline, summary_lines
 
-# app.spec, app.dtypes and the form helpers import numpy: they load with the first spec, not
+# app.spec.model, app.spec.dtypes and the form helpers import numpy: they load with the first spec,
+# not
 # at start-up (the window must be on screen fast); here only for annotations.
 if TYPE_CHECKING:
-    from app.spec import Problem, Spec
-    from ui.spec.form import ArgRow
+    from app.spec.form import ArgRow
+    from app.spec.model import Problem, Spec
 
 KINDS = ("in", "out", "inout", "scalar")
 
@@ -196,7 +197,7 @@ class SpecPanel(QWidget):
 
     def _fill_arg(self, index: int, row: ArgRow) -> None:
         """Put a row's values in the table's cells and combos."""
-        from app.dtypes import DTYPES
+        from app.spec.dtypes import DTYPES
 
         self.args.setItem(index, 0, QTableWidgetItem(row["name"]))
         for column, key, choices in ((1, "kind", KINDS), (2, "dtype", tuple(DTYPES))):
@@ -264,7 +265,7 @@ class SpecPanel(QWidget):
             self.setEnabled(False)
             self.status.setText(f"Could not read {path.name}: {error}. Open it as text to fix.")
             return False
-        from ui.spec.form import arg_row, fields_from_data
+        from app.spec.form import arg_row, fields_from_data
 
         self._loading = True
         self.path = path
@@ -290,7 +291,7 @@ class SpecPanel(QWidget):
 
     def form_data(self) -> dict[str, Any]:
         """The TOML data the form describes."""
-        from ui.spec.form import build_data
+        from app.spec.form import build_data
 
         fields = {name: widget.text() for name, widget in self.fields.items()}
         fields["cases"] = self.cases.toPlainText()
@@ -299,8 +300,8 @@ class SpecPanel(QWidget):
 
     def validate_now(self) -> list[Problem]:
         """Validate the form, list the problems and outline their fields."""
-        from app.spec import Spec
-        from ui.spec.form import validate
+        from app.spec.form import validate
+        from app.spec.model import Spec
 
         self._timer.stop()
         if self.path is None:
@@ -365,7 +366,7 @@ class SpecPanel(QWidget):
         (templates are commented for learners); refused while the form has problems."""
         if self.path is None or self.validate_now() or self._spec is None:
             return False
-        from app.spec_edit import save_spec_keeping_layout
+        from app.spec.edit import save_spec_keeping_layout
 
         try:
             save_spec_keeping_layout(self._spec, self.path)
@@ -383,7 +384,7 @@ class SpecPanel(QWidget):
         layout; the panel's own file and its unsaved state are left as they are."""
         if self.path is None or self.validate_now() or self._spec is None:
             return False
-        from app.spec_edit import save_spec_keeping_layout
+        from app.spec.edit import save_spec_keeping_layout
 
         save_spec_keeping_layout(self._spec, path)
         return True

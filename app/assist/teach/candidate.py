@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.fsutil import atomic_write_text
+from app.base.fsutil import atomic_write_text
 
 # Names the generator picks from, so the model sees the same idea under many names.
 INPUTS = (("x", "y", "z"), ("a", "b", "c"), ("src", "other", "third"), ("u", "v", "w"),

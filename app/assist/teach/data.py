@@ -19,17 +19,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.assist.compact import canonical_kernel
-from app.assist.compiler_tests import compiler_dependent
-from app.assist.examples import TEMPLATES_DIR
+from app.assist.prompting.compact import canonical_kernel
+from app.assist.prompting.compiler_tests import compiler_dependent
+from app.assist.prompting.examples import TEMPLATES_DIR
 from app.assist.teach.candidate import Candidate
 from app.assist.teach.guard import Guard
+from app.base.fsutil import atomic_write_text
 from app.engine.verify.results import Status
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.speccheck import Strength, check_spec
 from app.engine.verify.verifier import verify
-from app.fsutil import atomic_write_text
-from app.spec import Spec, SpecError, load_spec
+from app.spec.model import Spec, SpecError, load_spec
 
 DATA_NAME = "train.jsonl"
 SUMMARY_NAME = "summary.json"
@@ -172,7 +172,7 @@ def _first_line(message: str) -> str:
 def _vouched(candidate: Candidate) -> bool | None:
     """Whether the builder vouches for the candidate's code running here: the generator's and
     the shipped templates', yes; a user's or a kept proposal's (extra["vouched"] None) only as
-    app.trust decides (inside the sandbox, or content the user trusted)."""
+    app.isolation.trust decides (inside the sandbox, or content the user trusted)."""
     vouched = candidate.extra.get("vouched", True)
     return vouched if vouched is None else bool(vouched)
 

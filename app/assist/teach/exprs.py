@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from app.assist.candidates import signature
+from app.assist.prompting.candidates import signature
 from app.assist.teach.candidate import (
     BLOCKS,
     Arg,

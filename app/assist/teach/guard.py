@@ -11,8 +11,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.assist.tasks import HeldOut, Suite, Task
-from app.paths import ROOT
+from app.assist.tasks.suite import HeldOut, Suite, Task
+from app.base.paths import ROOT
 
 # Kernels written for the tasks (by the test suite); held-out ones are compared against.
 TASK_KERNELS = ROOT / "tests" / "assist" / "task_kernels"

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from app.assist.errors import AssistError
-from app.assist.metrics import Lift, TaskOutcome, lift
-from app.assist.teach.adapters import CARD_NAME, check_adapter, read_card, recorded_source, seal
-from app.fsutil import atomic_write_text
+from app.assist.evaluation.metrics import Lift, TaskOutcome, lift
+from app.assist.model.adapters import CARD_NAME, check_adapter, read_card, recorded_source, seal
+from app.base.fsutil import atomic_write_text
 
 # Settings that must agree for the two runs to be compared task by task.
 SAME = ("tasks", "k", "rounds", "seed", "arms", "max_new_tokens", "temperature")

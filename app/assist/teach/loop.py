@@ -12,10 +12,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from app.assist import quant
+from app.assist.model import quant
 from app.assist.teach import train
 from app.assist.teach.train import CHECKPOINT, OPTIMIZER_NAME, STATE_NAME, Say, Settings, TrainError
-from app.fsutil import atomic_write_text
+from app.base.fsutil import atomic_write_text
 
 
 def load(model_folder: Path, settings: Settings, threads: int) -> tuple[Any, Any]:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.assist import compact
+from app.assist.prompting import compact
 from app.assist.teach import loop, train
 from app.assist.teach.train import Say, Settings, TrainError
 

@@ -1,8 +1,10 @@
 """Training sources beyond the templates and the generator: folders the user allowed, one by one
 (`kernel-studio teach allow DIR`), and the proposals the assistant kept once they passed
-verification (app.assist.examples.record_verified). Nothing from either is trusted: each becomes
+verification (app.assist.prompting.examples.record_verified). Nothing from either is trusted: each
+becomes
 a candidate that the builder (app.assist.teach.data) guards against held-out tasks, puts in
-canonical form, verifies and spec-checks like any other; and its code runs only as app.trust
+canonical form, verifies and spec-checks like any other; and its code runs only as
+app.isolation.trust
 allows (inside the sandbox, or content the user trusted), never because it was allowed here.
 
 The allowed folders are kept in the user's data folder (teach/sources.json), written whole."""
@@ -17,14 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.assist.errors import AssistError
-from app.assist.examples import RECORD_NAME, verified_dir, verified_examples
-from app.assist.tasks import description_of
+from app.assist.prompting.examples import RECORD_NAME, verified_dir, verified_examples
+from app.assist.tasks.suite import description_of
 from app.assist.teach.candidate import Candidate
 from app.assist.teach.data import Skipped, leading_comment
-from app.fsutil import atomic_write_text
-from app.paths import data_dir
-from app.spec import MAX_SPEC_BYTES, SpecError, load_spec
-from app.spec_limits import loads_bounded
+from app.base.fsutil import atomic_write_text
+from app.base.paths import data_dir
+from app.spec.limits import loads_bounded
+from app.spec.model import MAX_SPEC_BYTES, SpecError, load_spec
 
 SOURCES_NAME = "sources.json"
 FORMAT = 1
@@ -154,7 +156,7 @@ def read_found(spec_path: Path, description: str = "") -> Found:
 
 def candidate_of(found: Found, family: str) -> Candidate:
     """The candidate of a spec found in place: judged from its own folder, its code run only
-    as app.trust decides (extra["vouched"] None)."""
+    as app.isolation.trust decides (extra["vouched"] None)."""
     return Candidate(family, 0, found.entry, found.description, found.kernel, found.reference,
                      [], (), (), [], extra={"spec_text": found.text, "spec_path": found.path,
                                             "vouched": None})
@@ -194,7 +196,8 @@ def allowed_candidates(folders: list[Path] | None = None) -> Iterator[Candidate 
 
 def proposal_candidates(folder: Path | None = None) -> Iterator[Candidate | Skipped]:
     """The proposals kept as verified examples, as 'proposal' candidates (the listing of
-    app.assist.examples, which leaves out a kernel changed since it passed); a kept folder it
+    app.assist.prompting.examples, which leaves out a kernel changed since it passed); a kept
+    folder it
     leaves out is Skipped, named."""
     root = folder or verified_dir()
     listed = verified_examples(root)

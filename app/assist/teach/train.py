@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from app.assist import compact
 from app.assist.errors import AssistError
-from app.assist.manifest import MANIFEST_NAME, sha256_file
-from app.assist.safety import check_model_folder
-from app.assist.teach.adapters import CARD_NAME, adapter_folder, adapters_root, check_name, seal
-from app.fsutil import atomic_write_text
+from app.assist.model.adapters import CARD_NAME, adapter_folder, adapters_root, check_name, seal
+from app.assist.model.manifest import MANIFEST_NAME, sha256_file
+from app.assist.model.safety import check_model_folder
+from app.assist.prompting import compact
+from app.base.fsutil import atomic_write_text
 
 CHECKPOINT = "checkpoint"
 STATE_NAME = "state.json"

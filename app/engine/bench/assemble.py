@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app import system
+from app.base import system
 from app.engine.bench.peaks import DevicePeaks, device_key
 from app.engine.bench.reports import BenchPoint, BenchReport, VariantTiming, format_ms
 from app.engine.bench.roofline import (

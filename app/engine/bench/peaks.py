@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from app import fsutil, paths
+from app.base import fsutil, paths
 from app.engine.bench.roofline import fp32_lanes, peak_fp32_gflops, theoretical_bandwidth_gbps
 from app.engine.worker.clocks import nvml_uuid
 

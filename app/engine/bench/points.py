@@ -13,8 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from app import expr
-from app.cases import Resolved, resolve
 from app.engine.bench.reports import BenchPoint, Comparison, VariantTiming
 from app.engine.bench.roofline import Flag, speedup_flag, throttle_flag, throughput
 from app.engine.bench.stats import bootstrap_ratio, summarize
@@ -32,7 +30,9 @@ from app.engine.verify.runs import (
 from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import BenchRequest, BufferItem, KernelRef, Launch, ScalarItem
 from app.engine.worker.timing import TimingPlan
-from app.spec import Case, Spec
+from app.spec import expr
+from app.spec.cases import Resolved, resolve
+from app.spec.model import Case, Spec
 
 Array = np.ndarray[Any, Any]
 BENCH_SEED = 0

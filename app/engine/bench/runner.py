@@ -17,8 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app import paths, settings, trust
-from app.cases import CaseError, resolve_each
+from app.base import paths, settings
 from app.compile import compile_file
 from app.engine.bench.assemble import assemble, finish_points
 from app.engine.bench.peaks import (
@@ -47,7 +46,9 @@ from app.engine.worker import backends
 from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import HelloReply
 from app.engine.worker.timing import PlanError, TimingMode, TimingPlan
-from app.spec import Case, Spec, SpecError, load_spec
+from app.isolation import trust
+from app.spec.cases import CaseError, resolve_each
+from app.spec.model import Case, Spec, SpecError, load_spec
 
 Progress = Callable[[str, float], None]
 HELPERS_SOURCE = paths.RESOURCES / "bench" / "helpers.cu"
@@ -79,7 +80,7 @@ class BenchOptions:
     verify_first: bool = True
     timeout: float = settings.TIME_LIMIT_S
     arch: str | None = None
-    # None: app.trust decides; True: the caller vouches for the specs (as VerifyOptions).
+    # None: app.isolation.trust decides; True: the caller vouches for the specs (as VerifyOptions).
     trusted: bool | None = None
     peaks: bool = True
     remeasure_peaks: bool = False

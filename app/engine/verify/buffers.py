@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from app.cases import Resolved
-from app.dtypes import DType, lookup
-from app.inits import parse_init
-from app.spec import Arg, Spec
+from app.spec.cases import Resolved
+from app.spec.dtypes import DType, lookup
+from app.spec.inits import parse_init
+from app.spec.model import Arg, Spec
 
 # At least 4 KiB of guard on each side, and a multiple of 256 so the data stays as aligned as
 # cudaMalloc's own allocations.

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from app.dtypes import DType, lookup
 from app.engine.verify.buffers import UNSIGNED, poison
 from app.engine.verify.results import Finding, Status
+from app.spec.dtypes import DType, lookup
 
 FIRST = 5
 Array = np.ndarray[Any, Any]

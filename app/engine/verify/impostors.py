@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from app import expr
-from app.cases import Resolved
-from app.dtypes import lookup
 from app.engine.verify import buffers, checks
 from app.engine.verify.reference import ReferenceError, expected_outputs
 from app.engine.verify.results import Finding
-from app.spec import Arg, Spec
+from app.spec import expr
+from app.spec.cases import Resolved
+from app.spec.dtypes import lookup
+from app.spec.model import Arg, Spec
 
 Array = np.ndarray[Any, Any]
 Forgery = dict[str, Array | None]

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.cases import Resolved
-from app.dtypes import lookup
 from app.engine.verify.results import RunResult, Status, Verdict
-from app.spec import Case, Spec
+from app.spec.cases import Resolved
+from app.spec.dtypes import lookup
+from app.spec.model import Case, Spec
 
 # Refuse a case estimated above this share of MemAvailable (the rest is for the GUI, the
 # compiler and the reference's own temporaries, which no estimate can see).

@@ -1,7 +1,7 @@
 """Running a spec's Python reference: in a process of its own (app.engine.verify.reference_child),
 inside the sandbox where one can be had, so that the expected values never sit in memory a
 kernel can reach and the reference itself can neither leave its scratch folder nor end the
-verification. Whether a reference may run at all where no sandbox exists is app.trust's
+verification. Whether a reference may run at all where no sandbox exists is app.isolation.trust's
 decision, taken by the caller.
 
 Inputs and outputs travel as .npy files in a private scratch folder. A reference that cannot be
@@ -28,10 +28,11 @@ from typing import IO, Any
 
 import numpy as np
 
-from app import sandbox, settings
-from app.cases import MAX_TOTAL_BYTES, Resolved
-from app.paths import ROOT
-from app.spec import Spec
+from app.base import settings
+from app.base.paths import ROOT
+from app.isolation import sandbox
+from app.spec.cases import MAX_TOTAL_BYTES, Resolved
+from app.spec.model import Spec
 
 Array = np.ndarray[Any, Any]
 # No file the reference process writes may exceed every buffer of a case together.
@@ -75,7 +76,8 @@ def _scratch_parent() -> str | None:
 
 def _child_command(real: Path, folder: Path, scratch: Path, env: dict[str, str]) -> list[str]:
     """The reference process's command line, sandboxed when a sandbox can be had."""
-    # -P and our own PYTHONPATH: nothing in a working folder is ever imported (app.sandbox).
+    # -P and our own PYTHONPATH: nothing in a working folder is ever imported
+    # (app.isolation.sandbox).
     command = sandbox.python_command("-m", "app.engine.verify.reference_child", str(real),
                                      str(scratch))
     if not sandbox.available()[0]:

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from app import offline
+from app.isolation import offline
 
 PR_SET_PDEATHSIG = 1
 

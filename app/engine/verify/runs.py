@@ -19,10 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from app import sandbox, settings, trust
-from app.cases import CaseError, Resolved, resolve_each
+from app.base import settings
 from app.compile import compile_file
-from app.dtypes import lookup
 from app.engine.verify import buffers, checks, memory
 from app.engine.verify.ahead import Ahead
 from app.engine.verify.buffers import Start, start_for
@@ -56,7 +54,10 @@ from app.engine.worker.protocol import (
     RunRequest,
     ScalarItem,
 )
-from app.spec import Case, Spec
+from app.isolation import sandbox, trust
+from app.spec.cases import CaseError, Resolved, resolve_each
+from app.spec.dtypes import lookup
+from app.spec.model import Case, Spec
 
 Progress = Callable[[str, float], None]
 # The least time a load gets (the CPU backend reads the library's imports, then loads it).
@@ -78,7 +79,8 @@ class VerifyOptions:
     timeout: float = settings.TIME_LIMIT_S
     sanitize: str | None = None
     arch: str | None = None
-    # None: app.trust decides; True: the caller vouches for the spec; False: only sandboxed.
+    # None: app.isolation.trust decides; True: the caller vouches for the spec; False: only
+    # sandboxed.
     trusted: bool | None = None
     rtol: float | None = None
     atol: float | None = None
@@ -309,7 +311,7 @@ def _run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
     for arg in spec.args:
         if arg.is_buffer:
             paths[arg.name] = ctx.folder / f"buffer-{arg.name}.bin"
-            # Never through a link a sandboxed worker may have left there (app.sandbox).
+            # Never through a link a sandboxed worker may have left there (app.isolation.sandbox).
             sandbox.write_shared(paths[arg.name], buffers.image_for(
                 arg, resolved, inputs, ctx.guard, salt, start))
     items = arg_items(spec, resolved, paths, ctx.guard, ctx.options.uninitialized_outputs, edge)
@@ -329,7 +331,7 @@ def _run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
         return _fault_result(case, seed, failure.kind, failure.message)
     try:
         findings = check_images(ctx, resolved, inputs, expected, paths, salt)
-    except OSError as error:  # a buffer file the worker replaced (app.sandbox.read_shared)
+    except OSError as error:  # a buffer file the worker replaced (sandbox.read_shared)
         return _fault_result(case, seed, "crash", str(error))
     return RunResult(case, seed, run_status(findings), "", findings,
                      RunReply.from_message(reply).seconds)
@@ -401,8 +403,8 @@ def verify_with(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder
 def _verify_trusted(spec: Spec, options: VerifyOptions, handle: WorkerHandle, folder: Path,
                     guard: int, cancel: threading.Event | None, progress: Progress,
                     references: ReferencePool | None) -> Verdict:
-    """verify_with once its seeds are drawn: what app.trust allows, then the runs."""
-    decision = trust.decide(spec, options.trusted)  # app.trust: what may run, and where
+    """verify_with once its seeds are drawn: what app.isolation.trust allows, then the runs."""
+    decision = trust.decide(spec, options.trusted)  # app.isolation.trust: what may run, and where
     if decision.refusal:
         return Verdict(Status.UNVERIFIED, decision.refusal)
     resolved = _resolve_all(spec)

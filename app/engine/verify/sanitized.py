@@ -8,13 +8,13 @@ import shutil
 import threading
 from dataclasses import replace
 
-from app import sandbox
 from app.engine.verify import sanitizer
 from app.engine.verify.results import Status, Verdict
 from app.engine.verify.runs import Engine, Progress, VerifyOptions, verify_with
 from app.engine.worker import backends
 from app.engine.worker.client import WorkerHandle
-from app.spec import Spec
+from app.isolation import sandbox
+from app.spec.model import Spec
 
 # Sanitizers slow kernels down by one to two orders of magnitude.
 SLOWDOWN = 50.0

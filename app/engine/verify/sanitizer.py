@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from app import system
+from app.base import system
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 ERROR_EXIT = 86

@@ -16,8 +16,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from app import trust
-from app.cases import CaseError, Resolved, resolve_each
 from app.engine.verify.impostors import (
     PANEL,
     Impostor,
@@ -31,7 +29,9 @@ from app.engine.verify.reference import ReferenceError, load_reference
 from app.engine.verify.results import Finding
 from app.engine.verify.runs import run_status
 from app.engine.verify.specwarnings import SpecWarning, find_warnings
-from app.spec import Case, Spec, SpecError, load_spec
+from app.isolation import trust
+from app.spec.cases import CaseError, Resolved, resolve_each
+from app.spec.model import Case, Spec, SpecError, load_spec
 
 
 class Strength(StrEnum):
@@ -197,7 +197,7 @@ def _run_panel(spec: Spec) -> tuple[list[Tried], list[SpecWarning]]:
 
 def check_spec(spec: Spec, vouched: bool | None = None) -> SpecCheck:
     """Run the impostor panel and the warnings on a parsed spec. The spec's reference runs, as
-    for verify: inside the sandbox, or where none can be had only if app.trust allows it
+    for verify: inside the sandbox, or where none can be had only if app.isolation.trust allows it
     (`vouched` as for trust.decide); otherwise the answer is UNCHECKED, naming what to do."""
     started = time.perf_counter()
     path = str(spec.path or "")

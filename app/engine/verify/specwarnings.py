@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from app import expr
-from app.dtypes import lookup
 from app.engine.verify import checks
 from app.engine.verify.impostors import Forgery, Lab, Trial, judge, other_seed, show_case
-from app.spec import Arg, Case, Spec
+from app.spec import expr
+from app.spec.dtypes import lookup
+from app.spec.model import Arg, Case, Spec
 
 Array = np.ndarray[Any, Any]
 # atol above this share of the median |expected| of a case lets errors of that size through.

@@ -12,7 +12,7 @@ from app.engine.verify.results import Status, Verdict
 from app.engine.verify.runs import Engine, Progress, VerifyOptions, verify_with
 from app.engine.verify.sanitized import verify_sanitized
 from app.engine.worker import backends
-from app.spec import Spec, SpecError, load_spec
+from app.spec.model import Spec, SpecError, load_spec
 
 
 def verify(spec: Spec, options: VerifyOptions | None = None, engine: Engine | None = None,

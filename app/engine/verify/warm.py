@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app import sandbox
 from app.engine.verify.reference import Reference, check_location, time_limit
+from app.isolation import sandbox
 
 # Loaded references kept at once (each is a Python process with NumPy: tens of MB).
 MAX_WARM = 4

@@ -4,7 +4,8 @@ The parent never hangs on a worker: every read has a deadline, a worker past its
 its whole process group killed, and a worker that reported a device error or died is never
 used again; `WorkerHandle.ensure()` starts a fresh one for the next request.
 
-A cpu worker runs kernels as native code, so where a sandbox can be had (app.sandbox) it runs
+A cpu worker runs kernels as native code, so where a sandbox can be had (app.isolation.sandbox) it
+runs
 inside one from its start: it reads the toolchain, Python, the build cache and one kernel's
 folder, and writes only its session folder. Its kernel libraries are built here, before the
 load request, by a sandboxed compiler (cpu.build.prebuild), so the worker never writes the
@@ -14,7 +15,8 @@ worker that can read that folder.
 Nothing a sandboxed worker writes is read as code, or followed as a link, by a process outside
 its sandbox (docs/isolation.md): each WorkerHandle has a session folder of its own, so a cpu
 worker's folder holds only cpu buffer files; every worker's Python starts with -P and a
-PYTHONPATH of our own (app.sandbox.python_command, python_environment), so no working folder
+PYTHONPATH of our own (app.isolation.sandbox.python_command, python_environment), so no working
+folder
 is on its sys.path; a worker's log and, for every worker but a cpu one, its working folder lie
 in a private folder no sandbox can reach.
 """
@@ -34,12 +36,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from app import paths, sandbox
-from app.cases import MAX_TOTAL_BYTES
+from app.base import paths
+from app.base.paths import ROOT
 from app.engine.worker import protocol, stderr_log
 from app.engine.worker.backends.base import BackendError
 from app.engine.worker.backends.cpu import build, toolchain
-from app.paths import ROOT
+from app.isolation import sandbox
+from app.spec.cases import MAX_TOTAL_BYTES
 
 POLL_SECONDS = 0.05
 START_SECONDS = 60.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from app import system
+from app.base import system
 
 # Bits of NVML's clock event (throttle) reasons that mean the clock was held down.
 REASON_BITS = {0x4: "software power cap", 0x8: "hardware slowdown",

@@ -18,7 +18,6 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from app import offline, sandbox
 from app.engine.worker import protocol
 from app.engine.worker.backends import create
 from app.engine.worker.backends.base import (
@@ -28,6 +27,7 @@ from app.engine.worker.backends.base import (
     LaunchRequest,
     ScalarArg,
 )
+from app.isolation import offline, sandbox
 
 EXIT_AFTER_FAULT = 3
 

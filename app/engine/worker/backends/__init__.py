@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-from app import system
+from app.base import system
 from app.engine.worker.backends.base import Backend, BackendError
 from app.engine.worker.backends.cpu.toolchain import missing_compiler  # loads no native code
 

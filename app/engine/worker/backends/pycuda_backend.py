@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pycuda.driver as cuda
 
-from app.dtypes import lookup
 from app.engine.worker.backends.base import (
     Backend,
     BackendError,
@@ -19,6 +18,7 @@ from app.engine.worker.backends.base import (
 )
 from app.engine.worker.backends.pycuda_timer import time_launches
 from app.engine.worker.timing import TimingPlan, TimingRecord
+from app.spec.dtypes import lookup
 
 
 class PycudaBackend(Backend):

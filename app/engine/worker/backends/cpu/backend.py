@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from app import settings
-from app.dtypes import lookup
+from app.base import settings
 from app.engine.worker.backends.base import (
     Backend,
     BackendError,
@@ -28,6 +27,7 @@ from app.engine.worker.backends.base import (
     ScalarArg,
 )
 from app.engine.worker.backends.cpu import build, memory, toolchain
+from app.spec.dtypes import lookup
 
 ERROR_BYTES = 2048
 MAX_PARAMS = 256

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.base.fsutil import atomic_write_text
 from app.engine.worker.backends.base import BackendError
 from app.engine.worker.backends.cpu import imports, macros, sealed, source, toolchain
 from app.engine.worker.backends.cpu.toolchain import Toolchain
-from app.fsutil import atomic_write_text
 
 # Files whose lines are never the user's, when scanning preprocessed code.
 SYSTEM_PREFIXES = ("/usr/", "/lib/", "/opt/", "/Library/", "/Applications/")

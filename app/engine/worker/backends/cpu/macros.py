@@ -18,8 +18,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from app.base.fsutil import atomic_write_text
 from app.engine.worker.backends.cpu.toolchain import COMMON_FLAGS, Toolchain, cache_folder
-from app.fsutil import atomic_write_text
 
 # The architecture the emulation stands for (describe(): "sm_90 semantics").
 ARCH = "sm_90"

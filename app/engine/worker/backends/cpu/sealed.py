@@ -15,7 +15,7 @@ import re
 import stat
 from pathlib import Path
 
-from app.fsutil import atomic_write_text
+from app.base.fsutil import atomic_write_text
 
 SUFFIX = ".sha256"
 NAME = re.compile(r"^(kernel|runtime)-[0-9a-f]{24}\.so$")

@@ -19,13 +19,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import paths, sandbox, settings
+from app.base import paths, settings
+from app.base.fsutil import atomic_write_bytes
 from app.compile.limits import explain, limit_hit, preexec
 from app.compile.model import OptionError
 from app.compile.options import check_options  # the same allowlist as the GPU compile
 from app.engine.worker.backends.base import BackendError
 from app.engine.worker.backends.cpu import sealed
-from app.fsutil import atomic_write_bytes
+from app.isolation import sandbox
 
 NATIVE = Path(__file__).resolve().parent / "native"
 HEADER = NATIVE / "cuda_emu.h"

@@ -1,0 +1,96 @@
+"""Proposing kernels for a spec with the refine loop: what `kernel-studio propose` and the GUI's
+Propose and refine share. K chains of up to R rounds each; the first chain is greedy, the others
+sample with seeds of their own; the loop stops at the first kernel that passes, which is kept
+as a future example (unless the spec is a held-out task)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.assist.model.batch import OnRowToken
+from app.assist.model.session import GenerationOptions
+from app.assist.prompting import compact
+from app.assist.prompting.budget import TokenCounter
+from app.assist.prompting.examples import choose_examples, library, record_verified, render_examples
+from app.assist.refine.attempts import Attempt
+from app.assist.refine.loop import Chain, Generator, Job, LoopSettings, RefineLoop
+from app.assist.refine.verifypool import VerifyPool, vouch_for
+from app.assist.tasks.suite import HeldOut, description_of, load_suite
+from app.engine.verify.runs import VerifyOptions
+from app.spec.model import Spec, load_spec
+
+# Chain 1 is greedy (the model's single best guess); the others sample at this temperature.
+SAMPLING_TEMPERATURE = 0.8
+
+
+@dataclass
+class ProposeSettings:
+    """How to propose."""
+
+    chains: int = 1
+    rounds: int = 3
+    max_new_tokens: int = 512
+    skills: bool = True
+    examples: bool = True
+    verify: bool = True
+    backend: str = "auto"
+    batch: int = 1
+
+
+@dataclass
+class Proposal:
+    """What a proposing run made: every attempt, the first that passed, and where it was kept
+    as an example."""
+
+    attempts: list[Attempt] = field(default_factory=list)
+    passed: Attempt | None = None
+    kept: Path | None = None
+
+
+def make_job(spec: Spec, description: str, settings: ProposeSettings, heldout: HeldOut,
+             counter: TokenCounter, style: str = "full") -> Job:
+    """The job: the spec, the description, skills and examples as the settings say."""
+    examples, names = "", tuple[str, ...]()
+    if settings.examples and style != compact.STYLE:  # a taught adapter is asked without them
+        chosen = choose_examples(library(), spec, description, heldout, counter)
+        examples, names = render_examples(chosen), tuple(e.name for e in chosen)
+    return Job(spec.entry, spec, description, "", settings.skills, examples, names,
+               vouch_for(spec, settings.backend), style)
+
+
+def make_chains(job: Job, count: int) -> list[Chain]:
+    """Chain 1 greedy, the others sampled, each with its own seed."""
+    chains = []
+    for index in range(count):
+        options = GenerationOptions() if index == 0 else GenerationOptions(
+            temperature=SAMPLING_TEMPERATURE, seed=index)
+        chains.append(Chain(job, index, index, options))
+    return chains
+
+
+def propose_kernels(model: Generator, spec_path: Path, description: str, run_dir: Path,
+                    settings: ProposeSettings, stop: threading.Event | None = None,
+                    on_attempt: Callable[[Chain, Attempt], None] | None = None,
+                    on_token: OnRowToken | None = None) -> Proposal:
+    """Run the chains to the first pass (or to their last round, or Stop). SpecError for a
+    spec that cannot be read; the description defaults to the spec's [task].description."""
+    spec = load_spec(spec_path)
+    stop = stop or threading.Event()
+    heldout = load_suite().heldout()
+    description = description or description_of(spec_path)
+    chains = make_chains(make_job(spec, description, settings, heldout, model,
+                                   model.prompt_style), settings.chains)
+    loop = LoopSettings(run_dir, settings.rounds if settings.verify else 1, settings.batch,
+                        settings.max_new_tokens, stop_on_first_pass=True,
+                        verify=settings.verify)
+    with VerifyPool(VerifyOptions(backend=settings.backend), 1, stop) as pool:
+        RefineLoop(model, pool, loop, stop, on_attempt, on_token).run(chains)
+    attempts = [a for c in chains for a in c.attempts]
+    passed = next((a for a in attempts if a.passed), None)
+    kept = None
+    if passed is not None:
+        kept = record_verified(Path(passed.folder) / spec_path.name, description, heldout)
+    return Proposal(attempts, passed, kept)

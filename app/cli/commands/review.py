@@ -1,0 +1,67 @@
+"""`kernel-studio review decide FILE.ksb --accept|--reject --note TEXT` (or `review approve` /
+`review reject`): a reviewer's decision on a bundle, recorded in the audit log with the
+bundle's manifest digest, and signed when a key exists (`kernel-studio audit keygen`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from app.base.plaintext import printable
+from app.cli import flags
+from app.review import audit
+from app.review.bundle import BundleError, open_bundle
+
+MAX_NOTE = 4000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """decide (with --accept or --reject), approve and reject."""
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    decide = sub.add_parser("decide", help="accept or reject a bundle")
+    choice = decide.add_mutually_exclusive_group(required=True)
+    choice.add_argument("--accept", action="store_true")
+    choice.add_argument("--reject", action="store_true")
+    approve = sub.add_parser("approve", help="the same as decide --accept")
+    reject = sub.add_parser("reject", help="the same as decide --reject")
+    for each in (decide, approve, reject):
+        each.add_argument("bundle", type=Path, metavar="FILE.ksb")
+        each.add_argument("--note", required=True, help="why (kept in the audit log)")
+        flags.add_json(each)
+
+
+def _decision(args: argparse.Namespace) -> str:
+    """accepted or rejected."""
+    if args.action == "approve" or (args.action == "decide" and args.accept):
+        return "accepted"
+    return "rejected"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the bundle's manifest, then record the decision."""
+    if not args.note.strip() or len(args.note) > MAX_NOTE:
+        print(f"kernel-studio review: --note must say why, in 1 to {MAX_NOTE} characters",
+              file=sys.stderr)
+        return 2
+    try:
+        bundle = open_bundle(args.bundle)
+        entry = audit.append("decision", {"bundle": str(args.bundle), "digest": bundle.digest,
+                                          "signed_by": bundle.signer or None},
+                             _decision(args), {"note": args.note})
+    except (BundleError, audit.AuditError) as error:
+        print(f"kernel-studio review: {printable(args.bundle)}: {printable(error, 4000)}",
+              file=sys.stderr)
+        return 2
+    if entry is None:
+        print("kernel-studio review: the audit log is turned off (KERNEL_STUDIO_AUDIT_LOG=off); "
+              "a decision must be recorded", file=sys.stderr)
+        return 2
+    signed = f"signed by key {entry['key_id']}" if "signature" in entry else "not signed"
+    if args.json:
+        print(json.dumps(entry, indent=2))
+    else:
+        print(f"{_decision(args)} {args.bundle} (manifest {bundle.digest[:16]}...): audit entry "
+              f"{entry['seq']}, {signed}")
+    return 0
