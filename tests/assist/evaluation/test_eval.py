@@ -31,7 +31,7 @@ from app.assist.evaluation.metrics import (
 from app.assist.tasks.suite import TASKS_DIR, TaskError, load_suite, load_task
 from tests.assist.scripted import SPINS, ScriptedModel, learner, right
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize(("n", "c", "k"), [(4, 0, 1), (4, 1, 1), (4, 1, 4), (5, 2, 2),

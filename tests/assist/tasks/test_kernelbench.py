@@ -21,7 +21,7 @@ from app.assist.tasks.suite import load_task
 from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.verifier import verify_file
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HEADER = "import torch\nimport torch.nn as nn\n\n"
 
 SCALE_CLAMP = HEADER + textwrap.dedent('''

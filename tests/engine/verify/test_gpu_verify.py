@@ -12,7 +12,7 @@ from app.base.paths import RESOURCES
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.verifier import verify_file
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "hostile"
 TEMPLATES = sorted(p.name for p in (RESOURCES / "kernels").iterdir() if p.is_dir())
 HOSTILE = {
     "skip_tail": "unwritten",

@@ -25,7 +25,7 @@ from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.speccheck import Strength, check_spec_file
 from app.engine.verify.verifier import verify_file
 
-FIXTURES = Path(__file__).parent / "task_kernels"
+FIXTURES = Path(__file__).parents[1] / "task_kernels"
 # One task per level and dtype family, of every launch shape (1-D, rows, 2-D, 3-D).
 SAMPLE = ("add_bf16", "row_mean_f16", "cumsum_i32", "softmax_f32", "matmul_f16",
           "conv2d_channels_f32")

@@ -18,7 +18,7 @@ from app.engine.bench.runner import BenchOptions, BenchReport, bench_file
 from app.engine.verify.runs import Engine
 
 TEMPLATES = sorted(p.name for p in (RESOURCES / "kernels").iterdir() if p.is_dir())
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "bench"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "bench"
 QUICK = dict(backend="pycuda", budget_ms=300.0)
 
 

@@ -136,7 +136,7 @@ def test_a_full_disk_ends_with_a_message_and_whole_lines(tmp_path: Path) -> None
     keep = tmp_path / "kept.jsonl"
     done = subprocess.run(["unshare", "-m", "sh", "-c", FULL_DISK_RUN, "sh", str(out),
                            str(keep), *command], capture_output=True, text=True, timeout=300,
-                          check=False, cwd=Path(__file__).resolve().parents[2])
+                          check=False, cwd=Path(__file__).resolve().parents[3])
     assert done.returncode == 3, done.stderr[-2000:]
     assert "free some space" in done.stderr and "Traceback" not in done.stderr
     left = Path(f"{keep}.list").read_text().split()

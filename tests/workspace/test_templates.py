@@ -27,7 +27,7 @@ from app.spec.cases import resolve
 from app.spec.dtypes import DTYPES, lookup
 from app.spec.model import Spec, load_spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE_DIR = ROOT / "resources" / "kernels"
 HOSTILE_DIR = ROOT / "tests" / "fixtures" / "hostile"
 

@@ -67,7 +67,7 @@ def test_a_proposal_starts_with_the_signature_the_spec_implies() -> None:
     from app.assist.prompting.candidates import answer_prefix
     from app.spec.model import load_spec
 
-    kernels = Path(__file__).resolve().parents[2] / "resources" / "kernels"
+    kernels = Path(__file__).resolve().parents[3] / "resources" / "kernels"
     prefix = answer_prefix(load_spec(kernels / "vector_add" / "vector_add.toml"))
     assert prefix == ("```cuda\nextern \"C\" __global__ void vector_add("
                       "const float* __restrict__ a, const float* __restrict__ b, "

@@ -21,7 +21,7 @@ from app.assist.prompting.prompts import (
 )
 from app.assist.prompting.skills import load_skills
 
-VECTOR_ADD = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "vector_add"
+VECTOR_ADD = Path(__file__).resolve().parents[3] / "resources" / "kernels" / "vector_add"
 
 
 @pytest.fixture(scope="module")
