@@ -38,8 +38,7 @@ def _too_large(folder: Path) -> SnapshotError:
 
 def source_files(folder: Path) -> list[Path]:
     """The files under `folder` that make up a kernel's code as app.isolation.trust counts them
-    (every
-    file, hidden ones included, __pycache__ folders left out), relative."""
+    (every file, hidden ones included, __pycache__ folders left out), relative."""
     found: list[Path] = []
     seen, size = 0, 0
     for root, folders, files in os.walk(folder):
@@ -56,14 +55,46 @@ def source_files(folder: Path) -> list[Path]:
     return found
 
 
+def _clear_foreign(copy: Path, keep: set[Path]) -> None:
+    """Remove from `copy` everything that is not one of the `keep` files (relative) or a real
+    folder on the way to one: files deleted since, and whatever a run left there, links and
+    FIFOs included (removed, never followed)."""
+    folders = {parent for path in keep for parent in path.parents}
+    for root, names, files in os.walk(copy, topdown=False):
+        for name in files + names:
+            path = Path(root) / name
+            relative = path.relative_to(copy)
+            wanted = relative in folders if not path.is_symlink() and path.is_dir() \
+                else relative in keep and path.is_file() and not path.is_symlink()
+            if wanted:
+                continue
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+
+def _write_into(target: Path, data: bytes) -> None:
+    """Write `data` over `target` in place (same inode), never through a link."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
 def _refresh(original: Path, copy: Path) -> None:
-    """Make `copy` hold exactly the source files of `original`, as they are on disk."""
-    shutil.rmtree(copy, ignore_errors=True)
-    copy.mkdir(mode=0o700)
-    for relative in source_files(original):
+    """Make `copy` hold exactly the source files of `original`, as they are on disk. The folder
+    itself is kept (emptied and refilled, never removed and made again): a warm worker's
+    sandbox binds it, and a new folder at the same path is one that sandbox cannot see."""
+    files = source_files(original)
+    if copy.is_symlink() or (copy.exists() and not copy.is_dir()):
+        copy.unlink()
+    copy.mkdir(mode=0o700, exist_ok=True)
+    _clear_foreign(copy, set(files))
+    for relative in files:
         target = copy / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(original / relative, target)
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _write_into(target, (original / relative).read_bytes())
+        shutil.copystat(original / relative, target)
 
 
 class RunFolders:
@@ -98,7 +129,7 @@ class RunFolders:
         for path, text in edits.items():
             target = copy / path.relative_to(folder)
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            _write_into(target, text.encode("utf-8"))
         spec_copy = copy / spec_path.name
         if write_spec is not None and not write_spec(spec_copy):
             raise SnapshotError("the Spec pane's form could not be written for the run; fix "
