@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -58,3 +60,12 @@ def models_dir() -> Path:
     """Models: the checkout's models/ folder when running from one, else the user's data folder."""
     default = ROOT / "models" if is_checkout() else data_dir() / "models"
     return _override(settings.MODELS_DIR, default)
+
+
+def proposals_dir(spec_path: Path) -> Path:
+    """Where a propose run keeps its attempts: a new folder in the data folder, named for the
+    kernel's folder and the time, never inside the user's own folder (their files change only
+    when they save); the path's hash keeps two folders of the same name apart."""
+    folder = Path(spec_path).resolve().parent
+    tag = hashlib.sha256(str(folder).encode()).hexdigest()[:8]
+    return data_dir() / "proposals" / f"{folder.name}-{tag}" / time.strftime("%Y%m%d-%H%M%S")

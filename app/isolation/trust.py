@@ -120,6 +120,12 @@ def _entries(folder: Path) -> tuple[list[Path], dict[str, str]]:
     return files, links
 
 
+def kernel_files(folder: Path) -> list[Path]:
+    """Every plain file under `folder` that can be part of a kernel's code, as trust counts
+    them (hidden ones included, __pycache__ left out); TrustError as for content()."""
+    return _entries(folder.resolve())[0]
+
+
 def content(spec: Spec) -> dict[str, str]:
     """Relative name -> SHA-256 of every file that makes up the spec's code, and for every
     link in its folder `name ->` -> the name of what it leads to (TrustError when one is

@@ -7,13 +7,13 @@ user then asks, through the same worker and verifier as any kernel.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, QSettings
 
+from app.base.paths import proposals_dir
 from ui.assistant.pane import AssistantPane, action_title
 from ui.assistant.worker import AssistantRunner, SessionFactory
 from ui.commands.assistant_context import ContextSources
@@ -121,7 +121,7 @@ class AssistantCommands(QObject):
             return False
         request = {"spec": str(spec), "description": description.strip(),
                    "chains": self.pane.chains_box.value(), "rounds": self.pane.rounds_box.value(),
-                   "run_dir": str(spec.parent / "proposals" / time.strftime("%Y%m%d-%H%M%S"))}
+                   "run_dir": str(proposals_dir(spec))}
         assert self.runner is not None
         if not self.runner.refine(request):
             return False

@@ -15,6 +15,7 @@ from app.assist.prompting.prompts import PromptContext
 from app.base.fsutil import atomic_write_text
 from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.verifier import verify_file
+from app.isolation.trust import kernel_files
 from app.spec.dtypes import lookup
 from app.spec.model import Spec
 
@@ -81,11 +82,35 @@ def answer_prefix(spec: Spec) -> str:
     return f"```cuda\n{includes}{kernel_signature(spec)}\n{{\n"
 
 
+# Run folders that propose wrote beside specs before they moved to the data folder.
+RUNS_FOLDER = "proposals"
+
+
+def _task_files(spec: Spec, folder: Path) -> list[Path]:
+    """The files of the spec's folder a candidate's folder needs beside its kernel: the spec,
+    the reference and whatever they read (a KernelBench problem.py, headers, data files), as
+    trust counts a kernel's files; never the kernel itself, nor earlier run folders."""
+    base = spec.base_dir.resolve()
+    kernel = spec.source_path.resolve()
+    found = []
+    for path in kernel_files(base):
+        relative = path.relative_to(base)
+        if path == kernel or relative.parts[0] == RUNS_FOLDER or path.is_relative_to(folder):
+            continue
+        found.append(relative)
+    return found
+
+
 def write_candidate(spec: Spec, code: str, folder: Path, answer_text: str) -> Path:
-    """A self-contained folder: the spec file unchanged, its reference, the candidate source
-    under the spec's source name, and the full answer; returns the candidate's spec path."""
+    """A self-contained folder: the spec's folder as it is (spec, reference and every file they
+    read), the candidate source under the spec's source name, and the full answer; returns the
+    candidate's spec path."""
     assert spec.path is not None, "a spec loaded from a file knows its path"
     folder.mkdir(parents=True, exist_ok=True)
+    base = spec.base_dir.resolve()
+    for relative in _task_files(spec, folder.resolve()):
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(base / relative, folder / relative)
     spec_copy = folder / spec.path.name
     shutil.copyfile(spec.path, spec_copy)
     reference = folder / spec.reference

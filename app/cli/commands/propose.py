@@ -9,7 +9,6 @@ import argparse
 import json
 import sys
 import threading
-import time
 from pathlib import Path
 
 from app.assist.errors import AssistError
@@ -17,6 +16,7 @@ from app.assist.refine.attempts import Attempt
 from app.assist.refine.loop import Chain, undecided
 from app.assist.refine.proposing import ProposeSettings, propose_kernels
 from app.assist.tasks.suite import TaskError
+from app.base.paths import proposals_dir
 from app.base.plaintext import printable
 from app.cli import flags
 from app.cli.assistant import (
@@ -44,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=positive, default=3, metavar="R",
                         help="attempts per chain, each told why the last failed (default 3)")
     parser.add_argument("--out", type=Path, metavar="DIR",
-                        help="the run folder (default: proposals/<time>/ beside the spec)")
+                        help="the run folder (default: proposals/<kernel folder>/<time>/ in the "
+                        "data folder; never beside the spec)")
     parser.add_argument("--max-new-tokens", type=positive, default=512, metavar="N",
                         help="longest answer in tokens (default 512)")
     parser.add_argument("--with-source", action="store_true",
@@ -95,7 +96,7 @@ def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Eve
     model = batch_model_from_args(args, progress)
     on_gpu = model.load().device == "cuda"
     progress.done()
-    out = args.out or args.spec.parent / "proposals" / time.strftime("%Y%m%d-%H%M%S")
+    out = args.out or proposals_dir(args.spec)
     settings = ProposeSettings(args.candidates, args.rounds, args.max_new_tokens,
                                not args.no_skills, not args.no_examples, not args.no_verify,
                                args.backend, args.batch or (args.candidates if on_gpu else 1))

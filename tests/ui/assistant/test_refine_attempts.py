@@ -64,10 +64,11 @@ def _statuses(view: AttemptsView) -> list[str]:
 
 
 def test_the_attempts_come_with_badges_and_any_can_be_applied(
-        qtbot: Any, learning: MainWindow, kernel_copy: Path) -> None:
+        qtbot: Any, learning: MainWindow, kernel_copy: Path, private_data: Path) -> None:
     window = learning
     editor = window.open_files([kernel_copy])[0]
     original = editor.text()
+    files_before = sorted(kernel_copy.parent.rglob("*"))
     pane = window.assistant_pane
     pane.set_action("propose_rounds")
     assert pane.rounds_box.isEnabled() and pane.rounds_box.value() == 3
@@ -76,6 +77,9 @@ def test_the_attempts_come_with_badges_and_any_can_be_applied(
     view = pane.attempts
     qtbot.waitUntil(lambda: pane.send_button.isEnabled(), timeout=60000)
     assert _statuses(view) == ["compile_error", "mismatch", "passed"]
+    # The attempts live in the data folder: the kernel's own folder is as it was (issue 25.7).
+    assert sorted(kernel_copy.parent.rglob("*")) == files_before
+    assert list((private_data / "proposals").rglob("vector_add.toml"))
     assert pane.attempts_box.isVisibleTo(pane)
     assert "A kernel passed verification (chain 1, round 3)" in pane.status.text()
     label = view.list.itemWidget(view.list.item(0))
