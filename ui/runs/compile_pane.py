@@ -147,6 +147,8 @@ class CompilePane(QWidget):
         errors = sum(1 for d in self._items if SEVERITY_ORDER.get(d.severity) == 0)
         warnings = sum(1 for d in self._items if d.severity == "warning")
         if not data.get("ok"):
+            if not self._items:  # refused before compiling (an arch, an option, a limit)
+                return f"Build failed: {data.get('message') or 'see Output'}"
             return f"Build failed: {errors} error(s), {warnings} warning(s)"
         where = " ".join(str(data[k]) for k in ("backend", "arch") if data.get(k))
         kernels = len(data.get("kernels") or [])
@@ -158,6 +160,8 @@ class CompilePane(QWidget):
         for key in ("log", "output", "stderr"):
             if isinstance(data.get(key), str) and data[key].strip():
                 return str(data[key])
+        if not self._items and data.get("message"):
+            return str(data["message"])
         return "\n".join(d.raw or f"{d.line}:{d.column}: {d.severity}: {d.message}"
                          for d in self._items)
 
