@@ -77,6 +77,13 @@ class StageList(QWidget):
         self._timer.start()
         self._refresh()
 
+    def reset(self) -> None:
+        """Show nothing: no job under way and no summary of one (a tab that has not run)."""
+        self._timer.stop()
+        self.stages = []
+        self.label.clear()
+        self.setVisible(False)
+
     def advance(self, text: str, fraction: float = -1.0) -> None:
         """A progress message: a new stage, or news of the current one."""
         if not self.running:

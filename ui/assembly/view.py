@@ -143,6 +143,8 @@ class AssemblyView(QWidget):
         module by app.compile.ptx_function) and SASS; `source` names the edited file and
         `source_text` is the text that was built (quoted between the instructions)."""
         self._source, self._source_text = source, source_text
+        # A line chosen in another build (another tab's, maybe) means nothing in this one.
+        self._line, self._line_rows, self._current = 0, [], -1
         self._module_ptx = ptx or ""
         self._ptx_by_kernel = {name: text for name, text in (ptx_by_kernel or {}).items() if text}
         self._sass = {name: sass_rows(rows) for name, rows in sass.items()}

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from app.engine.bench.runner import BenchOptions
 
 BUSY = ("A job is already running", "Wait for it, or Cancel it.")
-NOT_RUN_COLOUR = "#6d6d6d"
 
 
 @dataclass
@@ -49,6 +48,7 @@ class TabResults:
     build: tuple[BuildSnapshot, dict[str, Any]] | None = None
     outcome: Verdict | BenchReport | tuple[str, str] | str | None = None  # or failure, running
     version: int | None = None  # the buffer's version when the run started
+    verdict: Verdict | None = None  # its last verification (a refusal to time sits under it)
 
 
 class RunCommands(QObject):
@@ -199,7 +199,8 @@ class RunCommands(QObject):
 
     def show_verdict(self, verdict: Verdict) -> None:
         """Keep a verdict for the buffer it ran for, and show it when that tab is active."""
-        self._state(self.run_buffer).outcome = verdict
+        state = self._state(self.run_buffer)
+        state.outcome = state.verdict = verdict
         self.report("info" if verdict.passed else "error",
                     f"Verification: {verdict.status.replace('_', ' ')} \u2014 {verdict.message}",
                     show=False)
@@ -210,7 +211,9 @@ class RunCommands(QObject):
     def _show_verdict(self, verdict: Verdict) -> None:
         """Show a verdict; compile errors also go to the editor of the buffer it ran for."""
         self.results_pane.show_verdict(verdict)
-        if verdict.diagnostics:
+        # A verdict that compiled the text says what the compiler thinks of it now: its
+        # diagnostics replace the editor's, and a clean compile clears old annotations.
+        if verdict.diagnostics or verdict.status == Status.PASSED:
             ok = verdict.status != Status.COMPILE_ERROR
             items = self.compile_pane.show_result({"ok": ok, "diagnostics": verdict.diagnostics})
             editor = self.tabs.editor_of(self.run_buffer) or self.tabs.current()
@@ -256,9 +259,10 @@ class RunCommands(QObject):
         # numpy (the charts' statistics): imported with the first timing result, not at startup.
         from app.engine.bench.chart_data import feed_charts
 
-        self._state(self.run_buffer).outcome = report
+        state = self._state(self.run_buffer)
+        state.outcome = report
         if self._is_current(self.run_buffer):
-            self.results_pane.show_bench(report)
+            self.results_pane.show_bench(report, state.verdict)
         # A refusal to time (no GPU) is told in the Results pane; the charts say it too.
         self.show_pane("charts" if report.status == Status.TIMED else "results")
         self._charts_made = True
@@ -315,7 +319,7 @@ class RunCommands(QObject):
             self.assembly_buffer = ""
         self.results_pane.mark_stale(self._stale(editor, kept))
         self._follow_charts(kept.outcome, document.title)
-        return self._follow_outcome(kept.outcome, document.title)
+        return self._follow_outcome(kept, document.title)
 
     def _follow_charts(self, outcome: object, title: str) -> None:
         """The charts show the active tab's last timing, or say it has none."""
@@ -343,9 +347,9 @@ class RunCommands(QObject):
             kept = self.results.get(self.tabs.document(editor).buffer_id, TabResults())
             self.results_pane.mark_stale(self._stale(editor, kept))
 
-    def _follow_outcome(self, outcome: Verdict | BenchReport | tuple[str, str] | str | None,
-                        title: str) -> str:
+    def _follow_outcome(self, kept: TabResults, title: str) -> str:
         """The Results pane for a tab's last run; the status bar's line for it."""
+        outcome = kept.outcome
         if isinstance(outcome, Verdict):
             self.results_pane.show_verdict(outcome)
             return f"{title}: verification {outcome.status.replace('_', ' ')}"
@@ -356,11 +360,8 @@ class RunCommands(QObject):
             self.results_pane.show_running(outcome)
             return outcome
         if outcome is not None:
-            self.results_pane.show_bench(outcome)
+            self.results_pane.show_bench(outcome, kept.verdict)
             return f"{title}: timing {outcome.status}"
-        self.results_pane.set_badge("not run", NOT_RUN_COLOUR)
-        self.results_pane.message.setText(f"No results for {title} yet: verify with F5, time "
-                                          "with Ctrl+F5.")
-        self.results_pane.runs.setRowCount(0)
-        self.results_pane.details.clear()
+        self.results_pane.show_none(f"No results for {title} yet: verify with F5, time with "
+                                    "Ctrl+F5.")
         return f"{title}: not run yet"

@@ -53,6 +53,7 @@ BADGE_STYLE = ("QLabel {{ border-radius: 4px; padding: 3px 10px; color: white; "
                "font-weight: bold; background: {}; }}")
 
 STALE_STYLE = "color: #e65100; font-style: italic;"
+NOT_RUN = "#6d6d6d"  # the badge of a tab with nothing run
 
 def badge_colour(status: str) -> str:
     """Green for passed, amber for undecided, red for any failure."""
@@ -84,7 +85,7 @@ class ResultsPane(QWidget):
         self.time_limit: Callable[[], float] = lambda: settings.TIME_LIMIT_S
         self._verdict: Verdict | None = None
         self._build()
-        self.set_badge("not run", "#6d6d6d")
+        self.set_badge("not run", NOT_RUN)
 
     def _build(self) -> None:
         """Badge row, then runs and details in a splitter."""
@@ -117,12 +118,26 @@ class ResultsPane(QWidget):
         """Say whether the buffer changed since the results shown were obtained."""
         self.stale.setVisible(stale)
 
+    def _clear_runs(self) -> None:
+        """No verdict on show: no rows, no details, no timing line under them."""
+        self._verdict = None
+        self.runs.setRowCount(0)
+        self.details.clear()
+        self.timing.setVisible(False)
+
     def show_running(self, what: str) -> None:
-        """Say a run is under way."""
+        """Say a run is under way (the rows of an earlier run are not this run's)."""
+        self._clear_runs()
         self.set_badge("running", "#1565c0")
         self.message.setText(what)
-        self.timing.setVisible(False)
         self.stages.begin()
+
+    def show_none(self, text: str) -> None:
+        """Nothing has run for the active tab: say so, and show nothing of another tab's."""
+        self._clear_runs()
+        self.stages.reset()
+        self.set_badge("not run", NOT_RUN)
+        self.message.setText(text)
 
     def show_progress(self, text: str, fraction: float = -1.0) -> None:
         """News from the running job: a new stage, or how far the current one is."""
@@ -131,6 +146,7 @@ class ResultsPane(QWidget):
     def show_failure(self, message: str, hint: str = "") -> None:
         """A run that produced no verdict (cancelled, or the engine could not start)."""
         self.stages.finish()
+        self._clear_runs()
         status = "cancelled" if message == "cancelled" else "not run"
         self.set_badge(status, badge_colour("cancelled"))
         self.message.setText(gui_words(message) + (f"\n{hint}" if hint else ""))
@@ -156,11 +172,17 @@ class ResultsPane(QWidget):
         self.message.setText(f"{gui_words(verdict.message)}\n{words}\nbackend: "
                              f"{device}{emulated}{seeds}".strip())
 
-    def show_bench(self, report: BenchReport) -> None:
+    def show_bench(self, report: BenchReport, verdict: Verdict | None = None) -> None:
         """Show a timing report: badge, message, and the report's own table. A refusal to time
-        (status unverified: no GPU here, say) leaves a verdict on show and adds a line."""
+        (status unverified: no GPU here, say) is a line under `verdict`, the same kernel's last
+        verification, when it has one (never under whatever verdict was on show)."""
         self.stages.finish()
         if report.status == Status.UNVERIFIED:
+            self._verdict = verdict
+            if verdict is not None:
+                self._show_badge_and_message(verdict)
+                self._fill_runs(verdict.runs, verdict.fresh_seeds)
+                self.select_run(first_failure(verdict))
             self._show_refusal(gui_words(report.message))
             return
         self._verdict = None

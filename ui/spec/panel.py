@@ -320,9 +320,16 @@ class SpecPanel(QWidget):
         if problems:
             self.checker.stop()
             self._check_timer.stop()
+            self._show_unchecked("not run: fix the problems listed first")
         else:
             self._check_timer.start()
         return problems
+
+    def _show_unchecked(self, why: str) -> None:
+        """No spec-check answer describes the form as it is: say why, and list nothing."""
+        self.check_label.setText(f"Spec check: {why}")
+        self.check_list.clear()
+        self.check_list.setVisible(False)
 
     def check_strength(self) -> None:
         """Run spec-check on the spec as the form has it (a private copy when unsaved)."""
