@@ -57,7 +57,7 @@ ks=$prefix/bin/kernel-studio
 say "doctor"
 offline "$ks" doctor | tee "$work/doctor.txt"
 [ "$(tail -n 1 "$work/doctor.txt" | cut -c1-5)" = ready ] || fail "the doctor did not say ready"
-resources=$(offline "$prefix/venv/bin/python" -c 'from app import paths; print(paths.RESOURCES)')
+resources=$(offline "$prefix/venv/bin/python" -c 'from app.base import paths; print(paths.RESOURCES)')
 case "$resources" in "$prefix"/*) ;; *) fail "resources read from $resources" ;; esac
 cp -r "$resources/kernels/vector_add" "$work/kernel"
 

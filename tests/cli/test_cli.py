@@ -64,7 +64,7 @@ def test_gui_without_a_display_says_how_to_get_one(tmp_path) -> None:
 
 def modules_after(*args: str) -> set[str]:
     """The modules a `kernel-studio ARGS` run has imported by its end (run in a child)."""
-    code = ("import sys\nfrom app import cli\ntry:\n    cli.main(sys.argv[1:])\n"
+    code = ("import sys\nfrom app.cli import entry as cli\ntry:\n    cli.main(sys.argv[1:])\n"
             "except SystemExit:\n    pass\nprint(' '.join(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           timeout=120, check=False)

@@ -107,8 +107,9 @@ def test_local_sockets_keep_working() -> None:
 
 
 def test_the_cli_runs_under_the_guard() -> None:
-    code = ("import sys; from app import cli, offline; sys.argv = ['kernel-studio', 'doctor', "
-            "'--json']\ntry:\n    cli.main(sys.argv[1:])\nfinally:\n"
+    code = ("import sys; from app.cli import entry as cli; from app.isolation import offline\n"
+            "sys.argv = ['kernel-studio', 'doctor', '--json']\n"
+            "try:\n    cli.main(sys.argv[1:])\nfinally:\n"
             "    print('guard', offline.network_guard_installed())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=False)

@@ -132,7 +132,7 @@ def test_the_stream_escapes_what_json_leaves_and_keeps_json_valid() -> None:
 
 def test_a_traceback_quoting_hostile_text_is_escaped_too() -> None:
     # A bug's traceback may quote what a file held; it goes out through the same streams.
-    code = ("import app.cli.commands.doctor as d\nfrom app import cli\n"
+    code = ("import app.cli.commands.doctor as d\nfrom app.cli import entry as cli\n"
             f"def boom(args):\n    raise ValueError({HOSTILE!r})\n"
             "d.run = boom\nraise SystemExit(cli.main(['doctor']))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120,

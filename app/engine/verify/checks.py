@@ -30,22 +30,43 @@ def _values(array: Array, mask: Array) -> list[Any]:
     return [v.item() for v in picked]
 
 
+def _elements(offsets: Array, itemsize: int) -> Array:
+    """The distinct element slots (0 = the first past the edge) that changed bytes fall in."""
+    return np.unique(offsets // itemsize)
+
+
+def _plural(count: int, word: str) -> str:
+    """'1 element', '3 elements'."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def check_guards(name: str, image: Array, guard: int, nbytes: int,
-                 expected: tuple[Array, Array]) -> Finding | None:
-    """Both guard zones must still hold exactly the bytes they were given (expected_guards)."""
+                 expected: tuple[Array, Array], itemsize: int = 1) -> Finding | None:
+    """Both guard zones must still hold exactly the bytes they were given (expected_guards).
+    A write outside is told by element: which flat index of the buffer it hit (the buffer's
+    own length is the first past its end), so an off-by-one reads as one, whichever bytes of
+    the value happened to equal the guard's."""
     before = np.flatnonzero(image[:guard] != expected[0])
     after = np.flatnonzero(image[guard + nbytes:] != expected[1])
     if before.size == 0 and after.size == 0:
         return None
-    parts = []
+    length = nbytes // itemsize
+    parts, indices = [], []
     if after.size:
-        parts.append(f"{after.size} byte(s) after the end changed (first at byte "
-                     f"{int(after[0])} past the end)")
+        slots = _elements(after, itemsize)
+        indices = [[length + int(slot)] for slot in slots[:FIRST]]
+        listed = ", ".join(str(length + int(slot)) for slot in slots[:FIRST])
+        parts.append(f"{_plural(slots.size, 'element')} past the end changed: index {listed}"
+                     f"{', ...' if slots.size > FIRST else ''} of {name}, which holds "
+                     f"{_plural(length, 'element')} (first at byte {int(after[0])} past the end)")
     if before.size:
-        parts.append(f"{before.size} byte(s) before the start changed (first at byte "
+        slots = _elements(guard - 1 - before, itemsize)
+        parts.append(f"{_plural(slots.size, 'element')} before the start changed, the nearest "
+                     f"{_plural(int(slots[0]) + 1, 'element')} before index 0 (first at byte "
                      f"{guard - int(before[-1])} before it)")
     return Finding(Status.GUARD_ZONE, name, "wrote outside the buffer: " + "; ".join(parts),
-                   count=int(before.size + after.size))
+                   count=int(_elements(after, itemsize).size + _elements(
+                       guard - 1 - before, itemsize).size), first_indices=indices)
 
 
 def _bits(array: Array) -> Array:

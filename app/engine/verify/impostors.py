@@ -116,7 +116,8 @@ def _judge_output(lab: Lab, trial: Trial, arg: Arg, values: Array | None,
         _write(image, guard, values.astype(lookup(arg.dtype).numpy, copy=False))
     data = buffers.data_of(image, arg, trial.resolved, guard)
     guard_finding = checks.check_guards(arg.name, image, guard, data.nbytes,
-                                        buffers.expected_guards(arg, guard, salt))
+                                        buffers.expected_guards(arg, guard, salt),
+                                        lookup(arg.dtype).itemsize)
     findings = [guard_finding] if guard_finding else []
     return findings + checks.check_output(arg.name, data, trial.expected[arg.name], arg.dtype,
                                           lab.spec.rtol, lab.spec.atol)

@@ -349,7 +349,8 @@ def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
         image = np.frombuffer(sandbox.read_shared(paths[arg.name], size), dtype=np.uint8)
         data = buffers.data_of(image, arg, resolved, ctx.guard)
         guard_finding = checks.check_guards(arg.name, image, ctx.guard, data.nbytes,
-                                            buffers.expected_guards(arg, ctx.guard, salt))
+                                            buffers.expected_guards(arg, ctx.guard, salt),
+                                            lookup(arg.dtype).itemsize)
         if guard_finding:
             findings.append(guard_finding)
         if arg.kind == "in":

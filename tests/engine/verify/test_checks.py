@@ -204,3 +204,26 @@ def test_integers_compare_exactly_and_bfloat16_uses_its_tolerance() -> None:
     reference = np.array([1.0, 2.0], dtype=ml_dtypes.bfloat16)
     close = np.array([1.0078125, 2.0], dtype=ml_dtypes.bfloat16)
     assert checks.check_output("y", close, reference, "bfloat16", None, None) == []
+
+
+def test_an_off_by_one_is_told_as_the_element_it_hit_whatever_its_bytes() -> None:
+    """Issue 25, point 5: c[16] written in a 16-element float32 buffer is "index 16", one
+    element, whether 3 or 4 of its bytes differ from the guard's."""
+    guard = 64
+    for value in (np.float32(1.5), np.float32(0.0)):
+        image = np.full(2 * guard + 64, 0xA5, dtype=np.uint8)
+        image[guard + 64 + 4: guard + 64 + 8] = 0  # c[17]: a second element past the end
+        expected = (image[:guard].copy(), image[guard + 64:].copy())
+        image[guard + 64 + 4: guard + 64 + 8] = 0xA5
+        image[guard + 64: guard + 68] = np.array([value]).view(np.uint8)
+        image[guard + 64 + 1] = 0xA5  # one byte that happens to match
+        finding = checks.check_guards("c", image, guard, 64, expected, itemsize=4)
+        assert finding is not None and finding.count == 2
+        assert finding.first_indices == [[16], [17]]
+        assert "2 elements past the end changed: index 16, 17 of c, which holds 16 elements" \
+            in finding.message
+    image = np.full(2 * guard + 64, 0xA5, dtype=np.uint8)
+    expected = (image[:guard].copy(), image[guard + 64:].copy())
+    image[guard - 8] = 0  # c[-2]
+    finding = checks.check_guards("c", image, guard, 64, expected, itemsize=4)
+    assert finding is not None and "the nearest 2 elements before index 0" in finding.message
