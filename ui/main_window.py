@@ -332,10 +332,10 @@ class MainWindow(QMainWindow):
                 self.workspace.remember(path)
         return opened
 
-    def _ask_paths(self) -> list[str]:
-        """Files the user picks (for compare's spec files and for bundles)."""
+    def _ask_paths(self, filters: str) -> list[str]:
+        """Files the user picks (compare's spec files, bundles), `filters` the file types."""
         folder = str(self.settings.value("last_folder", str(Path.home())))
-        return self.prompter.ask_open_paths(folder)
+        return self.prompter.ask_open_paths(folder, filters)
 
     def open_dialog(self) -> None:
         """Ask for files and open them."""

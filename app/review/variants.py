@@ -57,6 +57,24 @@ def argument_differences(base: Spec, other: Spec) -> list[str]:
     return found
 
 
+def same_task(paths: list[Path]) -> list[bool]:
+    """For each spec, whether its kernel takes the same arguments as the first one's (the first
+    is True; a spec that cannot be read is False): the ones that can be compared with it."""
+    if not paths:
+        return []
+    try:
+        base = load_spec(paths[0])
+    except (SpecError, OSError):
+        return [False] * len(paths)
+    found = [True]
+    for path in paths[1:]:
+        try:
+            found.append(not argument_differences(base, load_spec(path)))
+        except (SpecError, OSError):
+            found.append(False)
+    return found
+
+
 def unique_names(paths: list[Path]) -> list[str]:
     """A short name per spec: its file stem, with its folder when stems repeat, and a number
     when even that repeats."""

@@ -23,6 +23,7 @@ class ScriptedPrompter(Prompter):
         self.recover = True
         self.line: int | None = None
         self.asked: list[tuple[str, Any]] = []
+        self.filters_asked: list[str] = []
 
     def ask_unsaved(self, title: str) -> str:
         """The scripted answer to 'save changes?'."""
@@ -34,9 +35,10 @@ class ScriptedPrompter(Prompter):
         self.asked.append(("save_path", suggestion))
         return self.save_path
 
-    def ask_open_paths(self, folder: str) -> list[str]:
-        """The scripted files to open."""
+    def ask_open_paths(self, folder: str, filters: str = "") -> list[str]:
+        """The scripted files to open (the dialog's file types kept in `filters_asked`)."""
         self.asked.append(("open", folder))
+        self.filters_asked.append(filters)
         return self.open_paths
 
     def ask_line(self, current: int, last: int) -> int | None:

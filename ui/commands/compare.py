@@ -21,6 +21,7 @@ from app.spec.files import spec_for
 from ui.compare.job import ReviewJob
 from ui.compare.picker import Candidate, ComparePicker
 from ui.compare.review_pane import ReviewPane
+from ui.editor.prompter import BUNDLE_FILTER, SPEC_FILTER
 from ui.editor.tabs import EditorTabs
 from ui.message_log import Reporter
 
@@ -49,9 +50,9 @@ class CompareCommands(QObject):
     """Compare kernels, open bundles, show what comes back."""
 
     def __init__(self, tabs: EditorTabs, pane: ReviewPane, *, report: Reporter,
-                 show_pane: Callable[[str], None], ask_paths: Callable[[], list[str]],
+                 show_pane: Callable[[str], None], ask_paths: Callable[[str], list[str]],
                  parent: QWidget) -> None:
-        """Work on these tabs and this pane; `ask_paths` asks the user for files."""
+        """Work on these tabs and this pane; `ask_paths(filters)` asks the user for files."""
         super().__init__(parent)
         self.tabs, self.pane, self.report = tabs, pane, report
         self.show_pane, self.ask_paths = show_pane, ask_paths
@@ -82,7 +83,8 @@ class CompareCommands(QObject):
 
     def compare(self) -> bool:
         """Ask what to compare, then compare it."""
-        picker = ComparePicker(self.candidates(), self.ask_paths, self.dialog_parent)
+        picker = ComparePicker(self.candidates(), lambda: self.ask_paths(SPEC_FILTER),
+                               self.dialog_parent)
         try:
             if not picker.exec():
                 return False
@@ -149,7 +151,7 @@ class CompareCommands(QObject):
     def open_bundle(self, path: str | None = None) -> bool:
         """Check a review bundle (asking for it when not given) and re-run it here."""
         if path is None:
-            picked = self.ask_paths()
+            picked = self.ask_paths(BUNDLE_FILTER)
             if not picked:
                 return False
             path = picked[0]

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.review.variants import same_task
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -38,7 +40,8 @@ class ComparePicker(QDialog):
 
     def __init__(self, candidates: list[Candidate], ask_specs: Callable[[], list[str]],
                  parent: QWidget | None = None) -> None:
-        """The first two candidates checked; `ask_specs` asks for more spec files."""
+        """The first candidate checked, and the next one of the same task (the same arguments)
+        when there is one; `ask_specs` asks for more spec files."""
         super().__init__(parent)
         self.setWindowTitle("Compare kernels")
         self.candidates = list(candidates)
@@ -47,9 +50,18 @@ class ComparePicker(QDialog):
         self.baseline = QComboBox()
         self.hint = QLabel("Check two or more kernels of the same task (the same arguments).")
         self._build()
-        for index, candidate in enumerate(self.candidates):
-            self._add_item(candidate, checked=index < 2)
+        for candidate, checked in zip(self.candidates, self._first_pair(), strict=True):
+            self._add_item(candidate, checked)
         self._refresh()
+
+    def _first_pair(self) -> list[bool]:
+        """Which rows start checked: the first, and the first other one of the same task."""
+        alike = same_task([c.spec for c in self.candidates])
+        partner = next((i for i, same in enumerate(alike) if i and same), None)
+        if self.candidates and partner is None:
+            self.hint.setText(f"No other open kernel takes the same arguments as "
+                              f"{self.candidates[0].label}: add a spec file of the same task.")
+        return [i == 0 or i == partner for i in range(len(self.candidates))]
 
     def _build(self) -> None:
         """List, add button, baseline, buttons."""

@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 from app.workspace.recovery import RecoveredBuffer
 
 SOURCE_FILTER = "CUDA sources (*.cu *.cuh *.h *.hpp);;Kernel specs (*.toml);;All files (*)"
+SPEC_FILTER = "Kernel specs (*.toml);;All files (*)"
+BUNDLE_FILTER = "Review bundles (*.ksb);;All files (*)"
 
 
 class Prompter:
@@ -40,9 +42,10 @@ class Prompter:
         path, _ = QFileDialog.getSaveFileName(self.parent, "Save as", suggestion, SOURCE_FILTER)
         return path or None
 
-    def ask_open_paths(self, folder: str) -> list[str]:
-        """Files to open (empty when the user cancels)."""
-        paths, _ = QFileDialog.getOpenFileNames(self.parent, "Open", folder, SOURCE_FILTER)
+    def ask_open_paths(self, folder: str, filters: str = SOURCE_FILTER) -> list[str]:
+        """Files to open (empty when the user cancels); `filters` are the dialog's file types,
+        the first shown first."""
+        paths, _ = QFileDialog.getOpenFileNames(self.parent, "Open", folder, filters)
         return list(paths)
 
     def ask_recover(self, buffers: Sequence[RecoveredBuffer]) -> bool:

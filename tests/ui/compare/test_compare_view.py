@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from gui_support import processes_tagged, selftest_kernel
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.base.paths import RESOURCES, ROOT
@@ -21,6 +21,7 @@ from app.cli.entry import main
 from app.review.audit import check_log
 from ui.compare.compare_view import CompareView
 from ui.compare.picker import Candidate, ComparePicker
+from ui.editor.prompter import SPEC_FILTER
 from ui.main_window import MainWindow
 
 SMALL = "cases = [{ n = 1 }, { n = 1025 }]\nseeds = 1"
@@ -184,3 +185,35 @@ def test_cancel_stops_the_compare_and_its_workers(
                     timeout=15000)
     qtbot.waitUntil(lambda: not processes_tagged(tag), timeout=15000)
     assert not window.review_pane.cancel_button.isVisibleTo(window.review_pane)
+
+
+def checked_labels(picker: ComparePicker) -> list[str]:
+    """The rows the dialog starts with checked."""
+    return [picker.list.item(i).text() for i in range(picker.list.count())
+            if picker.list.item(i).checkState() == Qt.CheckState.Checked]
+
+
+def test_the_dialog_starts_with_two_kernels_of_one_task_and_asks_for_specs(
+        window: MainWindow, prompter: Any, tmp_path: Path) -> None:
+    """Issue 25, point 6: vector_add, saxpy and a strided vector_add open: saxpy (other
+    arguments) is not pre-checked beside vector_add; "Add a spec file" offers spec files."""
+    fast = small_kernel(RESOURCES / "kernels" / "vector_add", tmp_path)
+    other = small_kernel(RESOURCES / "kernels" / "saxpy", tmp_path)
+    window.open_files([fast, other])
+    alone = ComparePicker(window.compare_commands.candidates(), lambda: [], window)
+    try:
+        assert checked_labels(alone) == ["vector_add.cu"]
+        assert "No other open kernel takes the same arguments" in alone.hint.text()
+    finally:
+        alone.deleteLater()
+    slow = small_kernel(ROOT / "tests" / "fixtures" / "bench" / "strided_add", tmp_path)
+    window.open_files([slow])
+    prompter.open_paths = [str(slow.with_suffix(".toml"))]
+    picker = ComparePicker(window.compare_commands.candidates(),
+                           lambda: window.compare_commands.ask_paths(SPEC_FILTER), window)
+    try:
+        assert checked_labels(picker) == ["vector_add.cu", "strided_add.cu"]
+        picker.add_from_disk()
+        assert prompter.filters_asked[-1].startswith("Kernel specs (*.toml)")
+    finally:
+        picker.deleteLater()
