@@ -21,7 +21,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
-from test_propose import ANSWER, ScriptedSession
+from stand_in import ANSWER, ScriptedSession
 
 from app.base.paths import RESOURCES
 from app.isolation import offline

@@ -10,55 +10,17 @@ by the opt-in slow test at the end (it takes about a minute on 2 shared cores).
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from stand_in import WordTokens
+from stand_in import ANSWER, PROPOSED, ScriptedSession
 
-from app.assist.model.answer import Answer
 from app.assist.model.convert import default_model_folder
 from ui.assistant.diff_view import COLOURS
 from ui.main_window import MainWindow
-
-PROPOSED = """extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n)
-{
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        c[i] = a[i] + b[i];
-    }
-}
-"""
-ANSWER = f"""Here is a version with a grid-stride loop:
-
-```cuda
-{PROPOSED}```
-
-Each thread starts at its global index and strides by the whole grid, so any grid size covers
-all n elements; the loop condition `i < n` is the bounds check.
-"""
-
-
-class ScriptedSession(WordTokens):
-    """A stand-in model: counts words as tokens, streams `text` in pieces from the model's
-    thread, and records the prompt it was given."""
-
-    def __init__(self, text: str, window: int) -> None:
-        """Answer with `text`; `window` tokens of context."""
-        self.text, self.window = text, window
-        self.messages: list[dict[str, str]] = []
-
-    def generate(self, messages: list[dict[str, str]], max_new_tokens: int,
-                 on_token: Callable[[str], None], stop: threading.Event) -> Answer:
-        """Stream the scripted text in a few pieces."""
-        self.messages = messages
-        for start in range(0, len(self.text), 80):
-            on_token(self.text[start:start + 80])
-            time.sleep(0.005)
-        return Answer(self.text, "eos", 100, 60, 0.5, 0.1)
 
 
 def make_window(qtbot: Any, tmp_path: Path, prompter: Any, text: str = ANSWER,
