@@ -8,7 +8,6 @@ the result is drawn, saves a picture of the whole window and exits.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -24,8 +23,12 @@ from ui.main_window import MainWindow
 
 SCREENSHOT_TIMEOUT_MS = 120_000
 SETTLE_MS = 400
-# Set by benchmarks/gui_startup.py: print when the window is exposed, then quit.
-STARTUP_PROBE = settings.STARTUP_PROBE.variable
+
+
+def _probing_startup() -> bool:
+    """Whether benchmarks/gui_startup.py asked (settings.STARTUP_PROBE) for a print when the
+    window is exposed, then a quit."""
+    return settings.STARTUP_PROBE.get() is not None
 
 
 def application() -> QApplication:
@@ -100,7 +103,7 @@ def run(files: Sequence[str] = (), screenshot: str | None = None) -> int:
     """Open the window (with files), run the event loop, return the exit code."""
     offline.enforce()
     app = application()
-    if screenshot or os.environ.get(STARTUP_PROBE):
+    if screenshot or _probing_startup():
         # A screenshot or a measurement must not depend on, or change, the user's layout.
         with tempfile.TemporaryDirectory(prefix="kernel-studio-") as folder:
             return _run_window(app, files, screenshot, Path(folder) / "settings.ini")
@@ -115,7 +118,7 @@ def _run_window(app: QApplication, files: Sequence[str], screenshot: str | None,
     # Open the files once the window has been painted: it is on screen at once.
     QTimer.singleShot(0, lambda: window.open_files(files))
     taker = ScreenshotTaker(window, Path(screenshot)) if screenshot else None
-    if os.environ.get(STARTUP_PROBE):
+    if _probing_startup():
         QTimer.singleShot(0, lambda: _probe_startup(window))
     code = app.exec()
     return taker.code if taker is not None else code

@@ -40,7 +40,7 @@ def install_record() -> Path | None:
     return record if (record / "manifest.json").is_file() else None
 
 
-def _override(setting: settings.EnvSetting, default: Path) -> Path:
+def _override(setting: settings.Setting, default: Path) -> Path:
     """The folder named by an environment variable, else the default (tests point these at tmp)."""
     value = setting.get()
     return Path(value) if value else default

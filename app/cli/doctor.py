@@ -8,7 +8,7 @@ import platform
 import sys
 from dataclasses import asdict, dataclass
 
-from app.base import paths, system
+from app.base import paths, settings, system
 from app.engine.worker import backends
 from app.isolation import offline, sandbox, trust
 
@@ -211,14 +211,34 @@ def as_json(checks: list[Check]) -> dict[str, object]:
             "missing": missing(checks)}
 
 
+def settings_json() -> list[dict[str, str]]:
+    """Every setting of the table (app.base.settings): its value here, where that came from
+    (the default or its environment variable), and what is wrong with a bad value."""
+    return [asdict(settings.effective(entry)) for entry in settings.TABLE]
+
+
+def settings_text() -> list[str]:
+    """The settings as lines for people: name, value, origin; '!!' and why, for a bad one."""
+    found = [settings.effective(entry) for entry in settings.TABLE]
+    width = max(len(f.name) for f in found)
+    lines = []
+    for f in found:
+        mark = "!! " if f.problem else "   "
+        lines.append(f"{mark}{f.name:<{width}}  {f.value or '-'}  ({f.origin})")
+        if f.problem:
+            lines.append(f"   {'':<{width}}  {f.problem}")
+    return lines
+
+
 def as_text(checks: list[Check]) -> str:
-    """The report as a table for people."""
+    """The report as a table for people: the checks, the settings, then the verdict."""
     width = max(len(c.name) for c in checks)
     lines = ["Kernel Studio doctor", ""]
     for c in checks:
         mark = "ok " if c.ok else "!! "
         lines.append(f"{mark}{c.name:<{width}}  {c.value}" + (f"  ({c.note})" if c.note else ""))
-    lines.append("")
+    lines += ["", "settings (kernel-studio doctor --settings --json for machines):",
+              *settings_text(), ""]
     absent = missing(checks)
     if can_run(checks):
         lines.append("ready" + (f"; missing or limited: {', '.join(absent)}" if absent else ""))

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from app import __version__
+from app.base import settings
 from app.base.plaintext import terminal_safe
 from app.cli.commands import COMMANDS, find
 from app.isolation import offline
@@ -79,6 +80,12 @@ def _run(argv: Sequence[str] | None) -> int:
     module = command_module(name) if name else None
     parser = build_parser({name: module} if name and module else None)
     args = parser.parse_args(words)
+    problems = settings.environment_problems() if args.command != "doctor" else []
+    if problems:  # said once here, not as a traceback from whichever part reads it first
+        print("\n".join(f"kernel-studio: {problem}" for problem in problems), file=sys.stderr)
+        print("kernel-studio: `kernel-studio doctor` lists every setting and where its value "
+              "comes from", file=sys.stderr)
+        return 2
     try:
         code: int = args.run(args)
     except KeyboardInterrupt:

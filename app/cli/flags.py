@@ -1,6 +1,8 @@
-"""Argument types for numbers and architectures on the command line. argparse calls them while
-it reads the flags, so NaN, infinity, a negative time or an impossible architecture ends as bad
-usage (exit 2) with one message naming the flag, before any engine sees the value."""
+"""Argument types for numbers and architectures on the command line, and the builders of the
+flags every command shares. argparse calls the types while it reads the flags, so NaN,
+infinity, a negative time or an impossible architecture ends as bad usage (exit 2) with one
+message naming the flag, before any engine sees the value. A flag that stands for a setting
+(app.base.settings.TABLE) takes its default, bounds or choices and help from the table."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from collections.abc import Callable
 
 from app.base import settings
 
-MAX_SECONDS = settings.TIME_LIMIT_MAX_S
+MAX_SECONDS = float(settings.TIME_LIMIT.maximum or settings.TIME_LIMIT_MAX_S)
 _PROBE = "__global__ void probe() {}\n"
 
 
@@ -41,7 +43,7 @@ def within(low: float, high: float, what: str,
     return parse
 
 
-MIN_SECONDS = settings.TIME_LIMIT_MIN_S
+MIN_SECONDS = float(settings.TIME_LIMIT.minimum or settings.TIME_LIMIT_MIN_S)
 seconds = within(MIN_SECONDS, MAX_SECONDS, "seconds", include_low=True)
 milliseconds = within(0.0, MAX_SECONDS * 1000, "milliseconds")
 
@@ -89,16 +91,48 @@ def unsupported_arch(text: str) -> str | None:
     return None
 
 
-def add_backend(parser: argparse.ArgumentParser, help: str) -> None:
-    """--backend: where kernels run (settings.BackendChoice), auto by default."""
-    parser.add_argument("--backend", choices=settings.BACKEND_CHOICES,
-                        default=settings.BackendChoice.AUTO.value, help=help)
+def setting_help(setting: settings.Setting, help: str | None = None,
+                 default: settings.Value = None) -> str:
+    """A flag's help: what it does here (`help`, else the setting's own help), then the
+    default (the setting's unless the command has its own) and the bounds from the table;
+    choices are left to argparse, which lists them."""
+    shown = setting.default if default is None else default
+    facts = [] if shown is None else [
+        f"default {shown:g}" if isinstance(shown, float) else f"default {shown}"]
+    if setting.minimum is not None and setting.maximum is not None:
+        facts.append(setting.bounds())
+    return f"{help or setting.help}" + (f" ({'; '.join(facts)})" if facts else "")
 
 
-def add_timeout(parser: argparse.ArgumentParser, help: str,
+def add_backend(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """--backend: where kernels run (settings.BACKEND), its choices and default from the
+    table."""
+    parser.add_argument("--backend", choices=settings.BACKEND.choices,
+                        default=settings.BACKEND.default, help=setting_help(settings.BACKEND, help))
+
+
+def add_timeout(parser: argparse.ArgumentParser, help: str | None = None,
                 default: float = settings.TIME_LIMIT_S) -> None:
-    """--timeout: seconds, within the bounds every time limit shares (settings)."""
-    parser.add_argument("--timeout", type=seconds, default=default, metavar="S", help=help)
+    """--timeout: seconds, within the bounds every time limit shares (settings.TIME_LIMIT);
+    `default` for a command whose limit is of another thing (the compiler's)."""
+    parser.add_argument("--timeout", type=seconds, default=default, metavar="S",
+                        help=setting_help(settings.TIME_LIMIT, help, default))
+
+
+def add_compiler(parser: argparse.ArgumentParser, help: str | None = None,
+                 flag: str = "--compiler", default: str | None = None) -> None:
+    """`flag` (--compiler; compile calls it --backend): NVRTC or nvcc (settings.COMPILER);
+    `default` None leaves the choice to the spec, which the help then says."""
+    shown = setting_help(settings.COMPILER, help, default) if default else help
+    parser.add_argument(flag, choices=settings.COMPILER.choices, default=default,
+                        help=shown or settings.COMPILER.help)
+
+
+def add_random_seeds(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """--random-seeds N (settings.RANDOM_SEED_COUNT): left None here, so that the command can
+    tell an N given from none (a --seed replay draws none); the command checks the bounds."""
+    parser.add_argument("--random-seeds", type=int, default=None, metavar="N",
+                        help=setting_help(settings.RANDOM_SEED_COUNT, help))
 
 
 def add_json(parser: argparse.ArgumentParser, what: str = "the result") -> None:

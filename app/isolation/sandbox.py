@@ -266,7 +266,7 @@ def _try(bwrap: str, prlimit: str, flags: tuple[str, ...]) -> str:
 
 def probe() -> Isolation:
     """Find out whether and how sandboxes can be made here (once per setting and process)."""
-    return _probe(settings.SANDBOX.get(), settings.BWRAP.get(), inside())
+    return _probe(settings.text(settings.SANDBOX), settings.BWRAP.get(), inside())
 
 
 @functools.cache

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.base.settings import Kind
 from ui.preferences.table import PREFERENCES, Preference, problems
 
 ERROR_STYLE = "color: #e53935;"
@@ -27,14 +28,14 @@ Field = QSpinBox | QDoubleSpinBox | QComboBox | QLineEdit
 def _field(preference: Preference, value: Any) -> Field:
     """An editor for one setting, showing `value`."""
     field: Field
-    if preference.kind == "int":
+    if preference.kind is Kind.INT:
         field = QSpinBox(minimum=int(preference.minimum), maximum=int(preference.maximum))
         field.setValue(int(value))
-    elif preference.kind == "float":
+    elif preference.kind is Kind.FLOAT:
         field = QDoubleSpinBox(minimum=preference.minimum, maximum=preference.maximum,
                                decimals=1)
         field.setValue(float(value))
-    elif preference.kind == "choice":
+    elif preference.kind is Kind.CHOICE:
         field = QComboBox()
         field.addItems(list(preference.choices))
         field.setCurrentText(str(value))

@@ -1,8 +1,10 @@
 """Every setting of the window, declared once with its type, bounds, default and meaning, and
 read from or written to the settings file (QSettings) only here.
 
-A setting the core also has takes the core's default from app.base.settings (the time limit); the
-compiler's own defaults (architecture, options) apply when a setting is left empty.
+A setting the core also has (the backend, the time limit) is made from its entry in
+app.base.settings.TABLE: its type, default, bounds or choices and help come from there. The
+window's own settings (the font size, the compiler's architecture and options, the adapter) are
+declared here; the compiler's own defaults apply when one of those is left empty.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QSettings
 
 from app.base import settings
+from app.base.settings import Kind
 
 
 def _arch_problem(value: str) -> str:
@@ -51,58 +54,69 @@ def _options_problem(value: str) -> str:
 
 @dataclass(frozen=True)
 class Preference:
-    """One setting: its key in the settings file, its label, its kind (int, float, text or
-    choice) and bounds or choices, its default, and what it means."""
+    """One setting: its key in the settings file, its label, its kind (Kind: int, float, text
+    or choice) and bounds or choices, its default, what it means, and the core's setting it
+    stands for (None for the window's own)."""
 
     key: str
     label: str
-    kind: str
+    kind: Kind
     default: Any
     meaning: str
     minimum: float = 0
     maximum: float = 0
     choices: tuple[str, ...] = ()
     check: Callable[[str], str] = field(default=lambda _value: "")
+    setting: settings.Setting | None = None
+
+    @classmethod
+    def of(cls, key: str, label: str, setting: settings.Setting) -> Preference:
+        """The row for one of the core's settings: everything but its key and label from the
+        table."""
+        return cls(key, label, setting.kind, setting.default, setting.help,
+                   setting.minimum or 0, setting.maximum or 0, setting.choices, setting=setting)
 
     def convert(self, raw: object) -> Any:
-        """A stored or typed value in this setting's type (the default when it is not one)."""
+        """A stored or typed value in this setting's type (the default when it is not one); a
+        core setting's value is parsed and checked by its table entry, as the environment's."""
+        if self.setting is not None:
+            try:
+                return self.setting.parse(str(raw))
+            except settings.SettingError:
+                return self.default
         try:
-            if self.kind == "int":
+            if self.kind is Kind.INT:
                 value: Any = int(str(raw))
-            elif self.kind == "float":
+            elif self.kind is Kind.FLOAT:
                 value = float(str(raw))
             else:
                 value = str(raw).strip()
         except ValueError:
             return self.default
-        if self.kind in ("int", "float") and not self.minimum <= value <= self.maximum:
+        if self.kind in (Kind.INT, Kind.FLOAT) and not self.minimum <= value <= self.maximum:
             return self.default
-        if self.kind == "choice" and value not in self.choices:
+        if self.kind is Kind.CHOICE and value not in self.choices:
             return self.default
         return value
 
 
 PREFERENCES: tuple[Preference, ...] = (
-    Preference("editor/font_size", "Editor font size", "int", 10,
+    Preference("editor/font_size", "Editor font size", Kind.INT, 10,
                "points; the editor's text and line numbers", 6, 40),
-    Preference("build/arch", "Default architecture", "text", "",
+    Preference("build/arch", "Default architecture", Kind.TEXT, "",
                "the GPU architecture to build for (sm_90, say); empty: this machine's GPU, "
                "else sm_90", check=_arch_problem),
-    Preference("build/options", "Compiler options", "text", "",
+    Preference("build/options", "Compiler options", Kind.TEXT, "",
                "added to every build after the spec's own options (-lineinfo, -DNAME=1, ...), "
                "from the compiler's allowlist", check=_options_problem),
-    Preference("run/backend", "Backend", "choice", "auto",
-               "where Verify and Bench run: auto (the GPU, else CPU emulation), pycuda or cpu",
-               choices=settings.BACKEND_CHOICES),
-    Preference("run/time_limit", "Time limit (s)", "float", settings.TIME_LIMIT_S,
-               "how long one kernel launch may run before it is killed", settings.TIME_LIMIT_MIN_S,
-               settings.TIME_LIMIT_MAX_S),
+    Preference.of("run/backend", "Backend", settings.BACKEND),
+    Preference.of("run/time_limit", "Time limit (s)", settings.TIME_LIMIT),
 )
 BY_KEY = {preference.key: preference for preference in PREFERENCES}
 # Chosen in the Assistant pane, not the Settings dialog: the dialog writes back every value it
 # was opened with, which would undo a switch made in the pane since.
 ASSISTANT_ADAPTER = Preference(
-    "assistant/adapter", "Assistant adapter", "text", "auto",
+    "assistant/adapter", "Assistant adapter", Kind.TEXT, "auto",
     "the LoRA adapter the assistant loads over the model: auto (the model's 'default' adapter "
     "when it has one), none (the base model alone) or an adapter's name")
 

@@ -107,7 +107,7 @@ class ModelSession:
         self._verified = False
         self._window: int | None = None
         self._lock = threading.RLock()
-        self.decoders = fastdecode.Decoders(decode or settings.DECODE.get())
+        self.decoders = fastdecode.Decoders(decode or settings.text(settings.DECODE))
 
     @property
     def loaded(self) -> bool:
@@ -191,7 +191,8 @@ class ModelSession:
             model = apply_adapter(model, adapter_folder(self.folder, self.adapter),
                                   merge=quantization == "none")
         model.eval()
-        if device == "cuda" and quantization == "nf4" and settings.NF4_KERNEL.get() == "on":
+        nf4_kernel = settings.text(settings.NF4_KERNEL) == "on"
+        if device == "cuda" and quantization == "nf4" and nf4_kernel:
             self._use_nf4_kernel(model)
         return model, device, quantization
 

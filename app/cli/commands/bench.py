@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--noise", type=flags.finite, default=0.5, metavar="PERCENT",
                         help="stop once the relative standard error is under this (0.5)")
     flags.add_backend(parser, "auto or pycuda time on a GPU; cpu is refused (exit 3)")
-    flags.add_timeout(parser, "seconds one launch may take before the worker is killed (10)")
+    flags.add_timeout(parser, "seconds one launch may take before the worker is killed")
     parser.add_argument("--skip-verify", action="store_true",
                         help="do not run the spec's verification cases first (the first and "
                              "last timed launches are still checked)")

@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for each in (create, check):
         flags.add_backend(each, "where kernels run (timing needs a GPU)")
         each.add_argument("--no-timing", action="store_true", help="do not time on a GPU")
-        flags.add_timeout(each, "seconds one launch may take (default 10)")
+        flags.add_timeout(each, "seconds one launch may take")
         flags.add_json(each, "the result")
 
 

@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-timing", action="store_true", help="compile and verify only")
     parser.add_argument("--budget-ms", type=MILLISECONDS, default=1000.0,
                         help="timing budget per variant and case, in ms (default 1000)")
-    flags.add_timeout(parser, "seconds one launch may take before it is killed (default 10)")
+    flags.add_timeout(parser, "seconds one launch may take before it is killed")
     parser.add_argument("--arch", type=flags.arch,
                         help="compile for this arch when no GPU decides it (default sm_90)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals")

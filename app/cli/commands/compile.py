@@ -11,7 +11,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from app.base.settings import Compiler
+from app.base import settings
 from app.cli import flags
 from app.compile import (
     CompileResult,
@@ -50,9 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="threads per block (1 to 1024): adds theoretical occupancy")
     parser.add_argument("--dynamic-shared", type=flags.shared_bytes, default=0, metavar="BYTES",
                         help="dynamic shared memory per block, for occupancy")
-    parser.add_argument("--backend", choices=[c.value for c in Compiler],
-                        default=Compiler.NVRTC.value, help="the compiler (default nvrtc)")
-    flags.add_timeout(parser, "seconds the compiler may take (default 30)", default=30.0)
+    flags.add_compiler(parser, "the compiler", flag="--backend",
+                       default=str(settings.COMPILER.default))
+    flags.add_timeout(parser, "seconds the compiler may take", default=30.0)
     parser.add_argument("--no-cache", action="store_true", help="compile even when cached")
     flags.add_json(parser, "the result")
 

@@ -79,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "on a GPU)")
     parser.add_argument("--workers", type=positive, metavar="N",
                         help="candidates verified at once (default 1 on the CPU, more on a GPU)")
-    flags.add_backend(parser, "where candidates run (default auto)")
+    flags.add_backend(parser, "where candidates run")
     flags.add_timeout(parser, "seconds a candidate may run before it is killed")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="the run folder for every attempt (default: the data folder's "

@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="no verified example kernels in the prompts")
     parser.add_argument("--no-verify", action="store_true",
                         help="only write the first round's candidates; run nothing")
-    flags.add_backend(parser, "where candidates run when verified (default auto)")
+    flags.add_backend(parser, "where candidates run when verified")
     parser.add_argument("--batch", type=positive, metavar="N",
                         help="chains answered together (default: all K on a GPU, 1 on the CPU)")
     add_model_arguments(parser)

@@ -79,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--no-proposals", action="store_true",
                       help="leave out the proposals the assistant kept once they passed")
     data.add_argument("--no-generated", action="store_true", help="leave the generator out")
-    flags.add_backend(data, "where kernels are verified (default: the best there is)")
+    flags.add_backend(data, "where kernels are verified (auto: the best there is)")
     flags.add_json(data, "the summary")
     _source_arguments(sub)
     _train_arguments(sub.add_parser("train", help="train a LoRA adapter on a training set"))

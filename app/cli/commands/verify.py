@@ -7,8 +7,8 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from app.base import settings
 from app.base.plaintext import clear_line, rewrite_line
-from app.base.settings import Compiler
 from app.cli import flags
 from app.engine.verify import sanitizer
 
@@ -61,20 +61,19 @@ def case_problem(spec: Spec | None, cases: list[dict[str, int | float]] | None) 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The verify flags."""
     parser.add_argument("spec", help="the kernel's spec file (TOML)")
-    flags.add_backend(parser, "where kernels run: pycuda on a GPU, cpu emulation, or auto")
+    flags.add_backend(parser)
     parser.add_argument("--sanitize", choices=sanitizer.TOOLS,
                         help="also run every case under compute-sanitizer with this tool")
     parser.add_argument("--case", action="append", type=parse_case, metavar="K=V[,K=V]",
                         help="verify this case instead of the spec's (repeatable)")
     parser.add_argument("--seeds", type=int, help="random inputs per case (default: the spec's)")
-    parser.add_argument("--random-seeds", type=int, default=None, metavar="N",
-                        help="also run N seeds drawn now, printed so a failure can be replayed "
-                             "(default 1: the spec's seeds give inputs anyone can compute, so "
-                             "a kernel could recognise them; 0 for runs that repeat exactly)")
+    flags.add_random_seeds(parser, "also run N seeds drawn now, printed so a failure can be "
+                           "replayed: the spec's seeds give inputs anyone can compute, so a "
+                           "kernel could recognise them; 0 for runs that repeat exactly")
     parser.add_argument("--seed", type=int, action="append", metavar="S",
                         help="run exactly this seed instead of the spec's (repeatable; replays a "
                              "--random-seeds failure)")
-    flags.add_timeout(parser, "seconds a launch may take before it is killed (default 10)")
+    flags.add_timeout(parser)
     parser.add_argument("--arch", type=flags.arch,
                         help="compile for this arch when no GPU decides it (sm_90)")
     add_compiler_argument(parser)
@@ -83,9 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_compiler_argument(parser: argparse.ArgumentParser) -> None:
     """--compiler, shared by verify and bench."""
-    parser.add_argument("--compiler", choices=[c.value for c in Compiler],
-                        help="compile with NVRTC or nvcc (default: the spec's [kernel] "
-                             "compiler, else nvrtc); nvcc also takes files with host code")
+    flags.add_compiler(parser, "compile with NVRTC or nvcc (default: the spec's [kernel] "
+                       "compiler, else nvrtc); nvcc also takes files with host code")
 
 
 def _seeds_problem(args: argparse.Namespace) -> str | None:
@@ -95,8 +93,8 @@ def _seeds_problem(args: argparse.Namespace) -> str | None:
 
     if args.random_seeds is None:
         args.random_seeds = 0 if args.seed else DEFAULT_RANDOM_SEEDS
-    if not 0 <= args.random_seeds <= 1000:
-        return "--random-seeds must be from 0 to 1000"
+    if not 0 <= args.random_seeds <= settings.RANDOM_SEEDS_MAX:
+        return f"--random-seeds must be from 0 to {settings.RANDOM_SEEDS_MAX}"
     if args.seed and any(not 0 <= s < 2**32 for s in args.seed):
         return "--seed takes whole numbers from 0 to 4294967295"
     if args.seed and (args.random_seeds or args.seeds is not None):

@@ -48,12 +48,7 @@ class ReferenceError(Exception):
 
 def time_limit() -> float:
     """Seconds the reference may take to load, and for each call."""
-    value = settings.REFERENCE_TIMEOUT.get()
-    try:
-        seconds = float(value) if value else settings.REFERENCE_TIME_LIMIT_S
-    except ValueError:
-        seconds = settings.REFERENCE_TIME_LIMIT_S
-    return seconds if math.isfinite(seconds) and seconds > 0 else settings.REFERENCE_TIME_LIMIT_S
+    return settings.number(settings.REFERENCE_TIMEOUT)
 
 
 def check_location(path: Path, folder: Path) -> Path:

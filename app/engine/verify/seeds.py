@@ -12,10 +12,11 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 
+from app.base import settings
 from app.engine.verify.buffers import START_CYCLE, Start, start_for
 
 # Fresh seeds every caller gets on top of the spec's (0: runs that repeat exactly).
-DEFAULT_RANDOM_SEEDS = 1
+DEFAULT_RANDOM_SEEDS = settings.RANDOM_SEEDS
 # Fresh seeds are at least this, so they never repeat a spec's seeds (at most 1000); a multiple
 # of len(START_CYCLE), so a drawn seed's start is what its draw chose.
 FRESH_FLOOR = 1002

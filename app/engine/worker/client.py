@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from app.base import paths
+from app.base import paths, settings
 from app.base.paths import ROOT
 from app.engine.worker import protocol, stderr_log
 from app.engine.worker.backends.base import BackendError
@@ -119,7 +119,7 @@ class Worker:
         self._stderr = os.fdopen(handle, "wb")
         env = sandbox.python_environment(os.environ, ROOT)
         if self.sandboxed:
-            env["KERNEL_STUDIO_CACHE"] = str(paths.cache_dir())  # its HOME is its own /tmp
+            env[settings.CACHE_DIR.variable] = str(paths.cache_dir())  # its HOME is its own /tmp
             command = self._sandbox(env).command(command)
         self._pending = b""
         self.process = subprocess.Popen(

@@ -41,9 +41,9 @@ KIND_WORDS = {"p": "a pointer", "f": "a floating-point value", "i": "an integer"
 def cpu_threads() -> int:
     """CPU threads for a launch: KERNEL_STUDIO_CPU_THREADS, else the cores this process may
     use, at most MAX_THREADS."""
-    setting = settings.CPU_THREADS.get() or ""
-    if setting.isdigit() and int(setting) > 0:
-        return min(int(setting), MAX_THREADS)
+    setting = settings.integer(settings.CPU_THREADS)
+    if setting is not None:
+        return min(setting, MAX_THREADS)
     return max(1, min(len(os.sched_getaffinity(0)), MAX_THREADS))
 
 

@@ -172,7 +172,7 @@ def runtime_flags() -> list[str]:
     """Flags for the runtime. KERNEL_STUDIO_CPU_UCONTEXT=1 selects the portable ucontext
     context switch (used on every CPU but x86-64) so that it can be tested on x86-64 too."""
     flags = list(RUNTIME_FLAGS)
-    if settings.CPU_UCONTEXT.get() == "1":
+    if settings.text(settings.CPU_UCONTEXT) == "1":
         flags.append("-DKS_USE_UCONTEXT")
     return flags
 
