@@ -70,6 +70,31 @@ def default_arch() -> str:
     return gpus[0].arch if gpus else DEFAULT_ARCH
 
 
+@functools.cache
+def nvrtc_archs() -> tuple[str, ...]:
+    """The architectures this machine's NVRTC builds for, as the compile child reports them
+    (asked once); empty when it cannot be asked."""
+    try:
+        hello = service.SERVICE.hello()
+    except (service.ChildFailed, OSError):
+        return ()
+    return tuple(f"sm_{number}" for number in hello.get("archs", []))
+
+
+def arch_problem(arch: str) -> str:
+    """What is wrong with an architecture for NVRTC here ('' when it builds): a malformed
+    name, or one this NVRTC does not support (with the ones it does)."""
+    try:
+        check_arch(arch)
+    except OptionError as error:
+        return str(error)
+    supported = nvrtc_archs()
+    if supported and f"sm_{arch[3:].rstrip('af')}" not in supported:
+        return f"{arch} is not supported by this machine's NVRTC; supported: " \
+               f"{', '.join(supported)}"
+    return ""
+
+
 def _stamp(path: Path) -> str:
     """A file's identity for the cache: path, size and modification time."""
     info = path.stat()

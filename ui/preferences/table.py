@@ -24,14 +24,11 @@ def _arch_problem(value: str) -> str:
     """What is wrong with an architecture ('' when it is empty or real)."""
     if not value:
         return ""
-    # The compiler's option checks (about 80 ms of imports) load when a value is checked.
-    from app.compile import OptionError, check_arch
+    # The compiler's checks (about 80 ms of imports, and once a compile child to ask NVRTC
+    # what it supports) load when a value is checked.
+    from app.compile.api import arch_problem
 
-    try:
-        check_arch(value)
-    except OptionError as error:
-        return str(error)
-    return ""
+    return arch_problem(value)
 
 
 def _options_problem(value: str) -> str:

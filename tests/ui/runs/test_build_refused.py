@@ -27,3 +27,11 @@ def test_a_refused_build_names_its_reason(qtbot: Any, window: MainWindow, kernel
     pane = window.compile_pane
     assert words in pane.summary.text() and "0 error(s)" not in pane.summary.text()
     assert words in pane.log.toPlainText()
+
+
+def test_settings_refuse_an_architecture_this_nvrtc_cannot_build() -> None:
+    from ui.preferences.table import problems
+
+    assert "sm_999 is not supported" in problems({"build/arch": "sm_999"})["build/arch"]
+    assert "not a real GPU architecture" in problems({"build/arch": "compute_90"})["build/arch"]
+    assert "build/arch" not in problems({"build/arch": "sm_90"})
