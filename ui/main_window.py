@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.base.paths import data_dir
 from app.spec.files import source_of, spec_for
 from app.workspace import recovery as recovery_files
+from app.workspace.orphans import remove_orphans
 from ui.actions import (
     SANITIZERS,
     Choices,
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from app.engine.bench.runner import BenchOptions
     from ui.charts.charts_pane import ChartsPane
 
+KEEP_MS = 1000  # how often the layout and open files are saved when they changed
 DOCKS = (  # name, title, area
     ("spec", "Spec", Qt.DockWidgetArea.RightDockWidgetArea),
     ("assembly", "PTX / SASS", Qt.DockWidgetArea.RightDockWidgetArea),
@@ -135,6 +137,9 @@ class MainWindow(QMainWindow):
         self._connect()
         self._default_state = self.saveState()
         self._restore_layout()
+        self._kept: tuple[object, ...] = ()
+        self._keep_timer = QTimer(self, interval=KEEP_MS)
+        self._keep_timer.timeout.connect(self.keep_workspace)
         self._offer_recovery = offer_recovery
         QTimer.singleShot(0, self._after_show)
 
@@ -243,6 +248,9 @@ class MainWindow(QMainWindow):
         self.workspace.restore_session()
         if self._offer_recovery:
             self.offer_recovery()
+        remove_orphans()  # what crashed sessions left in the temporary folder
+        # Only now: a save before the session was restored would forget the files it names.
+        self._keep_timer.start()
 
     def set_backend(self, name: str) -> None:
         """Where verify and bench run: auto, pycuda or cpu (Run > Backend, Settings)."""
@@ -284,6 +292,18 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
             self.restoreState(state)
+
+    def keep_workspace(self) -> bool:
+        """Save the layout, theme and open files when they changed since the last save, so
+        that a crash (no close event) loses none of them; whether anything was saved."""
+        kept = (bytes(self.saveGeometry().data()), bytes(self.saveState().data()),
+                self.themes.theme.name, self.workspace.session())
+        if kept == self._kept:
+            return False
+        self._kept = kept
+        self.workspace.save_session()
+        self.save_layout()
+        return True
 
     def save_layout(self) -> None:
         """Remember geometry, dock layout and theme."""
@@ -412,12 +432,21 @@ class MainWindow(QMainWindow):
                         f"It is kept in {recovery_files.set_aside_root()}.")
             return 0
         for buffer in buffers:
-            self.tabs.add_buffer(buffer.text, Path(buffer.path) if buffer.path else None,
-                                 buffer.title, modified=True)
+            self._reopen(buffer)
         recovery_files.discard_sessions(crashed)
         self.report("info", f"Recovered {len(buffers)} unsaved buffer(s)",
                     "Save them to keep them (Ctrl+S).")
         return len(buffers)
+
+    def _reopen(self, buffer: recovery_files.RecoveredBuffer) -> None:
+        """A recovered buffer in a tab of its own, or, when its file's tab is already open (the
+        restored session reopened it), as that tab's unsaved text (one undo step)."""
+        path = Path(buffer.path) if buffer.path else None
+        editor = self.tabs.find_path(path) if path is not None else None
+        if editor is None:
+            self.tabs.add_buffer(buffer.text, path, buffer.title, modified=True)
+        elif editor.text() != buffer.text:
+            editor.replace_text_undoably(buffer.text)
 
     # -- assistant (ui/commands/assistant.py) --------------------------------------------------
 
@@ -452,9 +481,11 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Ask about unsaved buffers; on a clean exit remove this session's recovery folder."""
+        self._keep_timer.stop()  # closing tabs one by one is no session to keep
         self.workspace.save_session()  # before the tabs close: they open again next time
         if not self.tabs.close_all():
             event.ignore()
+            self._keep_timer.start()
             return
         self.runner.shutdown()
         self.assistant_commands.shutdown()

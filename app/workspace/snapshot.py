@@ -18,6 +18,8 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from app.workspace.orphans import session_prefix
+
 MAX_FILES = 2000
 MAX_BYTES = 256 << 20
 MAX_ENTRIES = 20_000  # entries looked at before the folder counts as too large to copy
@@ -108,7 +110,7 @@ class RunFolders:
     def _copy_of(self, folder: Path) -> Path:
         """The private copy's path for a kernel folder (stable for the session)."""
         if self._root is None:
-            self._root = Path(tempfile.mkdtemp(prefix="kernel-studio-run-"))
+            self._root = Path(tempfile.mkdtemp(prefix=session_prefix("run")))
         if folder not in self._copies:
             self._copies[folder] = self._root / f"{len(self._copies) + 1:02d}-{folder.name}"
         return self._copies[folder]

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QWidget
 
 from app.review.model import BundleCheck, CompareReport
 from app.spec.files import spec_for
+from app.workspace.orphans import session_prefix
 from ui.compare.job import ReviewJob
 from ui.compare.picker import Candidate, ComparePicker
 from ui.compare.review_pane import ReviewPane
@@ -135,7 +136,7 @@ class CompareCommands(QObject):
         if candidate.source is None or not candidate.source.is_relative_to(home):
             raise ValueError("its kernel is not in its spec's folder")
         if self._scratch is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix="kernel-studio-compare-"))
+            self._scratch = Path(tempfile.mkdtemp(prefix=session_prefix("compare")))
         folder = self._scratch / str(number) / UNSAVED
         copy_folder(home, folder)
         (folder / candidate.source.relative_to(home)).write_text(candidate.text or "",

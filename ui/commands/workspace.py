@@ -184,12 +184,17 @@ class WorkspaceCommands(QObject):
 
     # -- session ------------------------------------------------------------------------------
 
-    def save_session(self) -> None:
-        """Remember the open files (and which one is current) for the next start."""
+    def session(self) -> tuple[list[str], int]:
+        """The open files (those with a path) and the current tab's index."""
         paths = [str(self.tabs.document(e).path) for e in self.tabs.editors()
                  if self.tabs.document(e).path is not None]
+        return paths, self.tabs.currentIndex()
+
+    def save_session(self) -> None:
+        """Remember the open files (and which one is current) for the next start."""
+        paths, current = self.session()
         self.store.setValue(OPEN_KEY, paths)
-        self.store.setValue(CURRENT_KEY, self.tabs.currentIndex())
+        self.store.setValue(CURRENT_KEY, current)
 
     def restore_session(self) -> int:
         """Reopen the files open when the window last closed (those that still exist)."""

@@ -19,6 +19,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QProcess, Signal
 
 from app.base.paths import ROOT
 from app.isolation import sandbox
+from app.workspace.orphans import session_prefix
 
 # How long the panel waits after the last edit before checking (the check takes 0.1-0.7 s).
 CHECK_DELAY_MS = 1200
@@ -62,7 +63,7 @@ class SpecChecker(QObject):
         """A folder of this session for unsaved checks, with copies of `names` (the reference
         and the kernel the spec names): returns where the form's spec should be written."""
         if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="kernel-studio-speccheck-"))
+            self._folder = Path(tempfile.mkdtemp(prefix=session_prefix("speccheck")))
         for name in names:
             if name.is_file():
                 shutil.copy2(name, self._folder / name.name)
