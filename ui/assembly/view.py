@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, Signal
-from PySide6.QtGui import QColor, QFont, QPalette, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QPalette, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -39,6 +39,7 @@ from app.compile.assembly import (
 )
 from app.compile.listing import ListingLine, quote_locs, sass_listing
 from ui.assembly.highlighter import PTX_RULES, SASS_RULES, AssemblyHighlighter
+from ui.fonts import code_font
 
 # Backgrounds: the selected line's instructions, and the one clicked or stepped to.
 LINE_COLOURS = {True: ("#2f4a35", "#4f7a3a"), False: ("#e6f4e9", "#b9e0a5")}
@@ -48,8 +49,7 @@ def _code_view() -> QPlainTextEdit:
     """A read-only monospace text view without wrapping."""
     view = QPlainTextEdit(readOnly=True)
     view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-    font = QFont("DejaVu Sans Mono")
-    font.setStyleHint(QFont.StyleHint.Monospace)
+    font = code_font()
     view.setFont(font)
     return view
 

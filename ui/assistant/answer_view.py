@@ -7,6 +7,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from ui.fonts import set_code_spans
+
 RENDER_MS = 120  # streamed pieces are rendered together, at most this often
 
 MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub
@@ -51,5 +53,6 @@ class AnswerView(QTextBrowser):
         bar = self.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
         self.document().setMarkdown(self._raw, MARKDOWN)
+        set_code_spans(self.document())
         if at_end:
             bar.setValue(bar.maximum())

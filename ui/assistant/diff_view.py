@@ -4,8 +4,10 @@ proposal against the buffer, shown before anything is applied)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent
-from PySide6.QtGui import QColor, QFont, QPalette, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QPalette, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
+
+from ui.fonts import code_font
 
 # Backgrounds per kind of line, for dark and light palettes (text stays the palette's).
 COLOURS = {
@@ -35,8 +37,7 @@ class DiffView(QPlainTextEdit):
         super().__init__(parent)
         self.setReadOnly(True)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        font = QFont("DejaVu Sans Mono")
-        font.setStyleHint(QFont.StyleHint.Monospace)
+        font = code_font()
         self.setFont(font)
         self.kinds: list[str] = []
 

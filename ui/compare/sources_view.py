@@ -4,10 +4,11 @@ baseline marked on both sides, all panes scrolling together."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QFont, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBoxLayout, QWidget
 
 from app.review.diff import changed_lines
+from ui.fonts import code_font
 
 CHANGED = QColor("#fff3c4")
 BASE_CHANGED = QColor("#fde2e2")
@@ -15,7 +16,7 @@ BASE_CHANGED = QColor("#fde2e2")
 
 def _code_font() -> QFont:
     """The system's fixed-width font."""
-    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    return code_font()
 
 
 class SourcePane(QWidget):

@@ -8,6 +8,7 @@ from typing import Any
 from pyside6_scintilla import Scintilla, ScintillaEdit
 
 from ui.editor.search import INDIC_FOUND
+from ui.fonts import usable_family
 from ui.theme import Theme, abgr, bgr
 
 STYLE_DEFAULT, STYLE_LINENUMBER, STYLE_BRACELIGHT, STYLE_BRACEBAD = 32, 33, 34, 35
@@ -48,7 +49,7 @@ def _style(editor: ScintillaEdit, number: int, spec: dict[str, Any]) -> None:
 def _base(editor: ScintillaEdit, colours: dict[str, Any]) -> None:
     """Default font and colours, copied to every style before the syntax colours."""
     editor.styleResetDefault()
-    editor.styleSetFont(STYLE_DEFAULT, str(colours.get("font", "Monospace")))
+    editor.styleSetFont(STYLE_DEFAULT, usable_family(str(colours.get("font") or "")))
     editor.styleSetSize(STYLE_DEFAULT, int(colours.get("font_size", 10)))
     editor.styleSetFore(STYLE_DEFAULT, bgr(colours["foreground"]))
     editor.styleSetBack(STYLE_DEFAULT, bgr(colours["background"]))

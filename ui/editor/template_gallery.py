@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.workspace.templates import Template, list_templates, name_problem
+from ui.fonts import code_font
 
 
 class TemplateGallery(QDialog):
@@ -35,7 +35,7 @@ class TemplateGallery(QDialog):
         self.templates = list_templates()
         self.list = QListWidget()
         self.preview = QPlainTextEdit(readOnly=True)
-        self.preview.setFont(QFont("DejaVu Sans Mono"))
+        self.preview.setFont(code_font())
         self.description = QLabel()
         self.description.setWordWrap(True)
         self.folder_field = QLineEdit(str(default_folder))

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.fonts import code_font
 from ui.runs.run_stages import HINTS, job_stage
 from ui.stages import StageList
 
@@ -88,7 +88,7 @@ class CompilePane(QWidget):
         self.resources = QTableWidget(0, 0)
         self.log = QPlainTextEdit(readOnly=True)
         # The compiler's caret lines point at columns: they need a fixed-width font.
-        self.log.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.log.setFont(code_font())
         self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self._items: list[Diagnostic] = []
         self._build()
