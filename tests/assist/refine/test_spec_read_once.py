@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from app.assist.prompting import compact
+from app.assist.refine.attempts import Attempt
 from app.assist.refine.proposing import ProposeSettings, propose_kernels
 from app.assist.tasks.suite import TASKS_DIR, load_heldout, load_suite
 from app.spec.model import load_spec
@@ -54,9 +55,9 @@ def opens_of(path: Path) -> Iterator[list[str]]:
         _WATCHED.clear()
 
 
-def _spec_copies(attempts: list[object], name: str) -> list[bytes]:
+def _spec_copies(attempts: list[Attempt], name: str) -> list[bytes]:
     """The spec copied beside each attempt's candidate."""
-    return [(Path(getattr(a, "folder")) / name).read_bytes() for a in attempts]
+    return [(Path(a.folder) / name).read_bytes() for a in attempts]
 
 
 def test_a_proposal_reads_its_spec_once_through_every_round_prompt_and_candidate(
