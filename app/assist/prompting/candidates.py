@@ -89,13 +89,14 @@ RUNS_FOLDER = "proposals"
 def _task_files(spec: Spec, folder: Path) -> list[Path]:
     """The files of the spec's folder a candidate's folder needs beside its kernel: the spec,
     the reference and whatever they read (a KernelBench problem.py, headers, data files), as
-    trust counts a kernel's files; never the kernel itself, nor earlier run folders."""
+    trust counts a kernel's files; never the kernel itself, nor the spec (written from the text
+    already read), nor earlier run folders."""
     base = spec.base_dir.resolve()
-    kernel = spec.source_path.resolve()
+    skip = {spec.source_path.resolve(), Path(spec.path or "").resolve()}
     found = []
     for path in kernel_files(base):
         relative = path.relative_to(base)
-        if path == kernel or relative.parts[0] == RUNS_FOLDER or path.is_relative_to(folder):
+        if path in skip or relative.parts[0] == RUNS_FOLDER or path.is_relative_to(folder):
             continue
         found.append(relative)
     return found
