@@ -17,6 +17,7 @@ from app.compile.model import (
     Occupancy,
     OptionError,
     SassLine,
+    Severity,
 )
 from app.compile.occupancy import occupancy
 from app.compile.options import DEFAULT_ARCH, check_arch, check_options
@@ -32,6 +33,7 @@ __all__ = [
     "OptionError",
     "SassError",
     "SassLine",
+    "Severity",
     "check_arch",
     "check_options",
     "compile_file",

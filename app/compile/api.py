@@ -21,7 +21,7 @@ from app.compile import cache, includes, service
 from app.compile.backends import NVRTC_HEADERS
 from app.compile.diagnostics import LogContext, parse_log
 from app.compile.elf import CubinError
-from app.compile.model import CompileResult, Diagnostic, OptionError, failure
+from app.compile.model import CompileResult, Diagnostic, OptionError, Severity, failure
 from app.compile.options import DEFAULT_ARCH, check_arch, check_options
 from app.compile.resources import kernel_resources
 
@@ -186,7 +186,7 @@ def _checked_headers(source: str, filename: str, folder: Path | None,
     try:
         return includes.scan(source, filename, folder, extra)
     except OptionError as error:
-        mark = Diagnostic(error.file or filename, error.line, None, "error",
+        mark = Diagnostic(error.file or filename, error.line, None, Severity.ERROR,
                           f"{error.option} is refused: {error.reason}", str(error))
         raise Refusal("includes", str(error), [mark]) from error
 
@@ -324,8 +324,8 @@ def _hint_host_code(result: CompileResult) -> bool:
         return False
     for error in result.errors:
         if _HOST_CODE in error.message:
-            result.diagnostics.append(Diagnostic(error.file, error.line, error.column, "note",
-                                                 HOST_CODE_HINT, ""))
+            result.diagnostics.append(Diagnostic(error.file, error.line, error.column,
+                                                 Severity.NOTE, HOST_CODE_HINT, ""))
             return True
     return False
 
@@ -339,7 +339,7 @@ def _hint_missing_cuda_headers(result: CompileResult) -> None:
         missing = _MISSING_HEADER.search(error.message)
         if missing and missing.group(1).startswith(CUDA_HEADER_PREFIXES):
             result.diagnostics.append(Diagnostic(
-                error.file, error.line, error.column, "note",
+                error.file, error.line, error.column, Severity.NOTE,
                 "no CUDA headers were found on this machine: install the CUDA toolkit (or set "
                 "CUDA_HOME), or the nvidia-cuda-runtime and nvidia-cuda-cccl wheels", ""))
             return
@@ -358,7 +358,7 @@ def _succeeded(result: CompileResult, reply: dict[str, Any]) -> CompileResult:
     if not result.kernels:
         result.message = (f"{result.filename} compiled, but it has no __global__ function: "
                           "there is no kernel to run or inspect")
-        result.diagnostics.append(Diagnostic(result.filename, 0, None, "warning",
+        result.diagnostics.append(Diagnostic(result.filename, 0, None, Severity.WARNING,
                                              result.message, ""))
     return result
 

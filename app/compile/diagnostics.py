@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from app.compile.model import Diagnostic
+from app.compile.model import Diagnostic, Severity
 
 _HEADER = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<kind>catastrophic error|fatal error|"
                      r"error|warning|remark|note)(?: #(?P<number>[\w-]+))?: (?P<message>.*)$")
@@ -20,8 +20,9 @@ _TOOL = re.compile(r"^(?P<tool>nvrtc|nvcc|ptxas|nvlink|Command-line)\s*(?P<kind>
 _GCC = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<column>\d+):)? "
                   r"(?P<kind>fatal error|error|warning|note): (?P<message>.*)$")
 _CARET = re.compile(r"^[ \t]*\^\s*$")
-_SEVERITY = {"catastrophic error": "error", "fatal error": "error", "error": "error",
-             "fatal": "error", "warning": "warning", "remark": "note", "note": "note"}
+_SEVERITY = {"catastrophic error": Severity.ERROR, "fatal error": Severity.ERROR,
+             "error": Severity.ERROR, "fatal": Severity.ERROR, "warning": Severity.WARNING,
+             "remark": Severity.NOTE, "note": Severity.NOTE}
 _TOKEN = re.compile(r"\w+|\S")
 
 
@@ -133,7 +134,7 @@ def _context_note(text: str, file: str, context: LogContext) -> Diagnostic | Non
         what = "detected during " + what
     named = match.group("qfile") or match.group("file")
     where = context.display(named) if named else file
-    return Diagnostic(where, int(match.group("line")), None, "note", what, text.strip())
+    return Diagnostic(where, int(match.group("line")), None, Severity.NOTE, what, text.strip())
 
 
 def _column(echo: str, caret: str, user_line: str | None) -> int | None:

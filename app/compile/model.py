@@ -7,9 +7,19 @@ from __future__ import annotations
 import base64
 import dataclasses
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-SEVERITIES = ("error", "warning", "note")
+
+class Severity(StrEnum):
+    """How bad a compiler message is; the values are the words logs, JSON and the GUI use."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+SEVERITIES = tuple(Severity)
 # Stages a compile can stop at; "compile" means the compiler ran and reported errors.
 STAGES = ("input", "options", "includes", "compile", "timeout", "memory", "crash", "backend")
 
@@ -39,7 +49,7 @@ class Diagnostic:
     file: str
     line: int
     column: int | None
-    severity: str
+    severity: Severity
     message: str
     raw: str
 
@@ -135,12 +145,12 @@ class CompileResult:
     @property
     def errors(self) -> list[Diagnostic]:
         """The error diagnostics."""
-        return [d for d in self.diagnostics if d.severity == "error"]
+        return [d for d in self.diagnostics if d.severity == Severity.ERROR]
 
     @property
     def warnings(self) -> list[Diagnostic]:
         """The warning diagnostics."""
-        return [d for d in self.diagnostics if d.severity == "warning"]
+        return [d for d in self.diagnostics if d.severity == Severity.WARNING]
 
     def kernel_symbols(self, entry: str) -> list[str]:
         """Every kernel symbol that `entry` may name: the extern "C" name itself, or each C++
@@ -174,7 +184,8 @@ class CompileResult:
     def from_json(cls, data: dict[str, Any]) -> CompileResult:
         """The inverse of to_json(include_binary=True)."""
         values = {f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data}
-        values["diagnostics"] = [Diagnostic(**d) for d in data.get("diagnostics", [])]
+        values["diagnostics"] = [Diagnostic(**{**d, "severity": Severity(d["severity"])})
+                                 for d in data.get("diagnostics", [])]
         values["kernels"] = [KernelResources(**k) for k in data.get("kernels", [])]
         values["options"] = tuple(data.get("options", ()))
         cubin = data.get("cubin")

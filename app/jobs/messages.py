@@ -4,17 +4,19 @@ A request is one JSON line on the child's stdin, {"id": N, "kind": KIND, ...fiel
 answers with event lines on its stdout, each carrying the request's id: progress (text and an
 optional fraction), then one result (the JSON of a compile result, a Verdict or a BenchReport)
 or one error (message and hint). "ready" says the child's imports are done. Both sides build
-and parse these lines only here.
+and parse these lines only here, as typed records through app.base.codec: a request refuses
+keys it does not have, an event ignores them.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from app.base import settings
+import msgspec
+
+from app.base import codec, settings
 
 
 class JobKind(StrEnum):
@@ -38,17 +40,8 @@ class MessageError(ValueError):
     """A line that is not a valid job message; the text says which field."""
 
 
-def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a dataclass found in `data` (unknown keys are refused)."""
-    names = {f.name for f in fields(cls)}
-    unknown = set(data) - names
-    if unknown:
-        raise MessageError(f"unknown fields for {cls.__name__}: {', '.join(sorted(unknown))}")
-    return {k: v for k, v in data.items() if k in names}
-
-
-@dataclass(frozen=True)
-class CompileRequest:
+class CompileRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind",
+                     tag=str(JobKind.COMPILE)):
     """Compile the editor's text (a snapshot, never the live buffer); SASS and occupancy per
     kernel, occupancy for `block_size` when the spec names one."""
 
@@ -62,8 +55,8 @@ class CompileRequest:
     dynamic_shared: int = 0
 
 
-@dataclass(frozen=True)
-class VerifyRequest:
+class VerifyRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind",
+                    tag=str(JobKind.VERIFY)):
     """Verify a spec file with the given backend, time limit and sanitizer."""
 
     kind: ClassVar[JobKind] = JobKind.VERIFY
@@ -74,46 +67,44 @@ class VerifyRequest:
     arch: str | None = None
 
 
-@dataclass(frozen=True)
-class BenchRequest:
+class BenchRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind",
+                   tag=str(JobKind.BENCH)):
     """Time a spec file; `options` is BenchOptions.to_message() (the fields the GUI sets)."""
 
     kind: ClassVar[JobKind] = JobKind.BENCH
     spec_path: str
     backend: str = "auto"
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = {}
 
 
 JobRequest = CompileRequest | VerifyRequest | BenchRequest
-_REQUESTS: dict[str, type[CompileRequest] | type[VerifyRequest] | type[BenchRequest]] = {
-    JobKind.COMPILE: CompileRequest, JobKind.VERIFY: VerifyRequest, JobKind.BENCH: BenchRequest}
 
 
 def encode_request(request: JobRequest, job_id: int) -> str:
-    """A request as one JSON line."""
-    body = asdict(request)
-    if isinstance(request, CompileRequest):
-        body["options"] = list(request.options)
-    return json.dumps({"id": job_id, "kind": str(request.kind), **body}) + "\n"
+    """A request as one JSON line (every field written, defaults too)."""
+    return json.dumps({"id": job_id, **codec.to_object(request)}) + "\n"
 
 
 def decode_request(data: dict[str, Any]) -> tuple[int | None, JobRequest]:
     """The id and the typed request of a parsed request line (raises MessageError)."""
     body = dict(data)
-    job_id, kind = body.pop("id", None), body.pop("kind", None)
-    cls = _REQUESTS.get(str(kind))
-    if cls is None:
+    job_id, kind = body.pop("id", None), body.get("kind")
+    if kind not in JobKind.__members__.values():
         raise MessageError(f"unknown job {kind!r}")
-    if cls is CompileRequest and "options" in body:
-        body["options"] = tuple(body["options"] or ())
     try:
-        return job_id, cls(**_known(cls, body))
-    except TypeError as error:
-        raise MessageError(f"malformed {kind} request: {error}") from None
+        request: JobRequest = codec.from_data(JobRequest, body,  # type: ignore[arg-type]
+                                              f"{kind} request")
+    except codec.CodecError as error:
+        raise MessageError(f"malformed {error}") from None
+    return job_id, request
 
 
-@dataclass(frozen=True)
-class JobEvent:
+# The fields each kind of event line carries, after "event" and "id".
+_EVENT_FIELDS = {EventKind.READY: ("pid",), EventKind.PROGRESS: ("text", "fraction"),
+                 EventKind.RESULT: ("data",), EventKind.ERROR: ("message", "hint")}
+
+
+class JobEvent(msgspec.Struct, frozen=True):
     """One event line from the job process."""
 
     event: EventKind
@@ -127,39 +118,14 @@ class JobEvent:
 
     def to_line(self) -> str:
         """The event as one JSON line (only the fields its kind uses)."""
-        body: dict[str, Any] = {"event": str(self.event), "id": self.id}
-        body.update(_EVENT_FIELDS[self.event](self))
-        return json.dumps(body) + "\n"
-
-    @classmethod
-    def from_message(cls, data: dict[str, Any]) -> JobEvent:
-        """An event from a parsed line (raises MessageError)."""
-        try:
-            kind = EventKind(str(data.get("event")))
-        except ValueError:
-            raise MessageError(f"unknown event {data.get('event')!r}") from None
-        fraction = data.get("fraction")
-        result = data.get("data")
-        return cls(kind, data.get("id"), str(data.get("text", "")),
-                   float(fraction) if isinstance(fraction, int | float) else None,
-                   result if isinstance(result, dict) else None,
-                   str(data.get("message", "")), str(data.get("hint", "")), data.get("pid"))
+        every = codec.to_object(self)
+        names = ("event", "id", *_EVENT_FIELDS[self.event])
+        return json.dumps({name: every[name] for name in names}) + "\n"
 
     @classmethod
     def from_line(cls, line: bytes | str) -> JobEvent:
         """An event from a raw line (raises MessageError for anything else)."""
         try:
-            data = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise MessageError(f"not a JSON line: {error}") from None
-        if not isinstance(data, dict):
-            raise MessageError("an event must be a JSON object")
-        return cls.from_message(data)
-
-
-_EVENT_FIELDS = {
-    EventKind.READY: lambda e: {"pid": e.pid},
-    EventKind.PROGRESS: lambda e: {"text": e.text, "fraction": e.fraction},
-    EventKind.RESULT: lambda e: {"data": e.data},
-    EventKind.ERROR: lambda e: {"message": e.message, "hint": e.hint},
-}
+            return codec.loads(cls, line, "job event")
+        except codec.CodecError as error:
+            raise MessageError(str(error)) from None

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from app import compile as compile_api
+from app.base import codec
 from app.compile.model import CompileResult, KernelResources
 from app.engine.bench.runner import BenchOptions, bench_file
 from app.engine.verify.runs import Engine, VerifyOptions
@@ -53,7 +54,7 @@ _OUT = sys.stdout
 
 def emit(event: JobEvent) -> None:
     """Write one event line for the GUI, with the current request's id."""
-    _OUT.write(dataclasses.replace(event, id=CURRENT["id"]).to_line())
+    _OUT.write(codec.replace(event, id=CURRENT["id"]).to_line())
     _OUT.flush()
 
 

@@ -114,6 +114,11 @@ class Spec:
     compiler: Compiler = Compiler.NVRTC
     base_dir: Path = Path(".")
     path: Path | None = None
+    # What the spec was parsed from, kept so that one read serves every later use of it (the
+    # assistant's prompts, the copies beside its candidates, the [task] table of the suite):
+    # the TOML text ('' when parsed from data) and its [task] table (None when it has none).
+    text: str = field(default="", repr=False, compare=False)
+    task: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def source_path(self) -> Path:
@@ -274,9 +279,9 @@ def _parse_arg(c: _Collector, data: Any, index: int) -> Arg | None:
     if name is None or kind not in KINDS or dtype not in DTYPES:
         return None
     assert kind is not None and dtype is not None
-    if kind == "scalar":
+    if kind == ArgKind.SCALAR:
         return _scalar_arg(c, data, where, name, dtype)
-    return _buffer_arg(c, data, where, name, kind, dtype)
+    return _buffer_arg(c, data, where, name, ArgKind(kind), dtype)
 
 
 def _scalar_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str,
@@ -289,21 +294,21 @@ def _scalar_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str,
     return Arg(name, ArgKind.SCALAR, dtype, value=value)
 
 
-def _buffer_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str, kind: str,
+def _buffer_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str, kind: ArgKind,
                 dtype: str) -> Arg:
     """A buffer needs a shape; inputs may name an init (default normal); outputs have none."""
     if "value" in data:
         c.add(f"{where}.value", "a buffer has no value (only scalars do)")
     shape = c.expressions(data, "shape", where, 1, 8)
     init = c.text(data, "init", where, required=False)
-    if kind == "out" and init is not None:
+    if kind == ArgKind.OUT and init is not None:
         c.add(f"{where}.init", "an out buffer is filled by the kernel; use kind = \"inout\" to "
                                "give it initial values")
         init = None
-    elif kind != "out":
+    elif kind != ArgKind.OUT:
         init = init or "normal"
         _check_init(c, init, dtype, f"{where}.init")
-    return Arg(name, ArgKind(kind), dtype, shape, init)
+    return Arg(name, kind, dtype, shape, init)
 
 
 def _parse_case(c: _Collector, value: Any, where: str) -> Case | None:
@@ -403,7 +408,7 @@ def _check_names(c: _Collector, spec_args: list[Arg]) -> None:
         if arg.name in seen:
             c.add(f"arg ({arg.name})", "duplicate argument name")
         seen.add(arg.name)
-    if spec_args and not any(a.kind in ("out", "inout") for a in spec_args):
+    if spec_args and not any(a.kind in (ArgKind.OUT, ArgKind.INOUT) for a in spec_args):
         c.add("arg", "no out or inout buffer: there would be nothing to verify")
 
 
@@ -473,7 +478,8 @@ def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None =
         bench_case=bench_case or {},
         bench_bytes=c.expression(bench, "bytes", "[bench]", required=False),
         bench_flops=c.expression(bench, "flops", "[bench]", required=False),
-        base_dir=base_dir, path=path)
+        base_dir=base_dir, path=path,
+        task=data["task"] if isinstance(data.get("task"), dict) else None)
     if not c.problems:
         _check_variables(c, spec)
     if c.problems:
@@ -498,7 +504,7 @@ def parse_spec_text(text: str, base_dir: Path, path: Path | None = None,
         raise SpecError([Problem("toml", f"not valid TOML: {error}")], path) from None
     except RecursionError:
         raise SpecError([Problem("toml", TOO_DEEP)], path) from None
-    return parse_spec_data(data, base_dir, path, check_files)
+    return replace(parse_spec_data(data, base_dir, path, check_files), text=text)
 
 
 def load_spec(path: Path | str) -> Spec:

@@ -16,6 +16,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QWidget
 from pyside6_scintilla import Scintilla, ScintillaEdit
 
+from app.compile.model import Severity
 from app.workspace import cuda_language as cuda
 from ui.editor.search import SearchOptions, find_in_editor, replace_all_in_editor
 from ui.editor.style import CPP_STYLES, INACTIVE_OFFSET, StyleIds, apply_theme_to_editor
@@ -28,7 +29,9 @@ F = Scintilla.MarkerOutline
 INDENT = 4
 MARGIN_NUMBERS, MARGIN_MARKERS, MARGIN_FOLD = 0, 1, 2
 MARKER_ERROR, MARKER_WARNING, MARKER_NOTE, MARKER_CORRELATED = 0, 1, 2, 3
-SEVERITY_MARKERS = {"error": MARKER_ERROR, "fatal": MARKER_ERROR, "warning": MARKER_WARNING}
+# "fatal" is a word of compiler logs that app.compile folds into Severity.ERROR.
+SEVERITY_MARKERS = {Severity.ERROR: MARKER_ERROR, "fatal": MARKER_ERROR,
+                    Severity.WARNING: MARKER_WARNING}
 INDIC_ERROR, INDIC_WARNING, INDIC_NOTE = 8, 9, 10
 SEVERITY_INDICATORS = {MARKER_ERROR: INDIC_ERROR, MARKER_WARNING: INDIC_WARNING,
                        MARKER_NOTE: INDIC_NOTE}

@@ -7,6 +7,7 @@ from typing import Any
 
 from pyside6_scintilla import Scintilla, ScintillaEdit
 
+from app.compile.model import Severity
 from ui.editor.search import INDIC_FOUND
 from ui.fonts import usable_family
 from ui.theme import Theme, abgr, bgr
@@ -102,7 +103,7 @@ def _diagnostics(editor: ScintillaEdit, theme: Theme, ids: StyleIds) -> None:
     """Marker, squiggle and annotation colours for errors, warnings and notes."""
     colours = theme.diagnostics
     editor.annotationSetStyleOffset(ids.annotation)
-    for index, severity in enumerate(("error", "warning", "note")):
+    for index, severity in enumerate(Severity):  # marker 0, 1, 2: error, warning, note
         colour = colours.get(severity, "#ff0000")
         editor.markerSetFore(index, bgr(colour))
         editor.markerSetBack(index, bgr(colour))

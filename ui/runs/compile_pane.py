@@ -21,11 +21,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.compile.model import Severity
 from ui.fonts import code_font
 from ui.runs.run_stages import HINTS, job_stage
 from ui.stages import StageList
 
-SEVERITY_ORDER = {"fatal": 0, "error": 0, "warning": 1}
+# "fatal" is a word of compiler logs that app.compile folds into Severity.ERROR.
+SEVERITY_ORDER = {"fatal": 0, Severity.ERROR: 0, Severity.WARNING: 1}
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def diagnostics_from(data: dict[str, Any]) -> list[Diagnostic]:
     for item in data.get("diagnostics") or []:
         found.append(Diagnostic(str(item.get("file") or ""), int(item.get("line") or 0),
                                 int(item.get("column") or 0),
-                                str(item.get("severity") or "note"),
+                                str(item.get("severity") or Severity.NOTE),
                                 str(item.get("message") or ""), str(item.get("raw") or "")))
     found.sort(key=lambda d: (SEVERITY_ORDER.get(d.severity, 2), d.line, d.column))
     return found
@@ -145,7 +147,7 @@ class CompilePane(QWidget):
     def _summary(self, data: dict[str, Any]) -> str:
         """'Built 1 kernel with nvrtc for sm_90' or '2 errors, 1 warning'."""
         errors = sum(1 for d in self._items if SEVERITY_ORDER.get(d.severity) == 0)
-        warnings = sum(1 for d in self._items if d.severity == "warning")
+        warnings = sum(1 for d in self._items if d.severity == Severity.WARNING)
         if not data.get("ok"):
             if not self._items:  # refused before compiling (an arch, an option, a limit)
                 return f"Build failed: {data.get('message') or 'see Output'}"

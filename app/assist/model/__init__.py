@@ -19,7 +19,7 @@ from app.assist.model.adapters import (
     resolve_adapter,
     seal,
 )
-from app.assist.model.answer import Answer, ParsedAnswer, parse_answer
+from app.assist.model.answer import Answer, FinishReason, ParsedAnswer, parse_answer
 from app.assist.model.batch import (
     BatchModel,
     BatchResult,
@@ -41,6 +41,7 @@ from app.assist.model.convert import (
 )
 from app.assist.model.fastdecode import (
     Choice,
+    DecodeMode,
     Decoders,
     FastDecoder,
     cache_length,
@@ -70,9 +71,10 @@ from app.assist.model.streaming import TokenStream
 __all__ = [
     "ADAPTERS_DIR", "AUTO", "CARD_KEY", "CARD_NAME", "CONFIG_NAME", "DEFAULT_GGUF_SHA256",
     "DEFAULT_MODEL_NAME", "DEVICES", "MANIFEST_NAME", "PREFILL_CHUNK", "QUANTIZATIONS",
-    "WEIGHTS_NAME", "Answer", "BatchModel", "BatchResult", "Choice", "Decoders", "FastDecoder",
-    "GenerationOptions", "KernelEnd", "LoadReport", "Message", "ModelSession", "OnRowToken",
-    "ParsedAnswer", "Request", "TokenStream", "adapter_folder", "adapters_root", "cache_length",
+    "WEIGHTS_NAME", "Answer", "BatchModel", "BatchResult", "Choice", "DecodeMode", "Decoders",
+    "FastDecoder", "FinishReason", "GenerationOptions", "KernelEnd", "LoadReport", "Message",
+    "ModelSession", "OnRowToken", "ParsedAnswer", "Request", "TokenStream", "adapter_folder",
+    "adapters_root", "cache_length",
     "check_adapter", "check_gguf", "check_links", "check_model_folder", "check_name",
     "check_safetensors", "convert_gguf", "cpu_threads", "default_model_folder",
     "find_default_gguf", "import_folder", "import_model", "list_adapters", "open_braces",

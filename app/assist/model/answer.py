@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 
-# kernel_end: the kernel that the answer prefix opened was closed (app.assist.model.batch).
-FINISH_REASONS = ("eos", "length", "stopped", "kernel_end")
+
+class FinishReason(StrEnum):
+    """Why a generation ended: the model's end-of-sequence token, the token limit, the user's
+    Stop, or the close of the kernel that the answer's prefix opened (app.assist.model.batch)."""
+
+    EOS = "eos"
+    LENGTH = "length"
+    STOPPED = "stopped"
+    KERNEL_END = "kernel_end"
+
+
+FINISH_REASONS = tuple(FinishReason)
 _CODE_START = re.compile(r"^(#include|#define|#pragma|extern\b|template\b|__global__|__device__|"
                          r"typedef\b|struct\b|static\b|namespace\b)", re.MULTILINE)
 CUDA_LANGUAGES = ("cuda", "cu", "cpp", "c++", "cxx", "c", "")
@@ -91,7 +102,7 @@ class Answer:
     """One generation: the text, why it ended, and how long it took."""
 
     text: str
-    finish_reason: str
+    finish_reason: FinishReason
     prompt_tokens: int
     new_tokens: int
     seconds: float
@@ -101,7 +112,7 @@ class Answer:
     @property
     def stopped(self) -> bool:
         """Whether the user stopped this answer."""
-        return self.finish_reason == "stopped"
+        return self.finish_reason == FinishReason.STOPPED
 
     @property
     def tokens_per_s(self) -> float:

@@ -25,7 +25,7 @@ from typing import Any
 
 from app.assist.errors import GenerationFailed
 from app.assist.model import fastdecode
-from app.assist.model.answer import Answer
+from app.assist.model.answer import Answer, FinishReason
 from app.assist.model.session import PREFILL_CHUNK, GenerationOptions, Message, ModelSession
 from app.assist.model.streaming import Interrupted, interrupt_on
 
@@ -141,7 +141,7 @@ class _Rows:
         self.prompt_length = prompt_length
         self.trackers = [KernelEnd(open_braces(p)) for p in prefixes]
         self.lengths: list[int | None] = [None] * len(prefixes)
-        self.reasons = ["length"] * len(prefixes)
+        self.reasons = [FinishReason.LENGTH] * len(prefixes)
         self.first_token_s: float | None = None
         self.started = time.perf_counter()
         self._pieces: dict[int, str] = {}
@@ -174,7 +174,7 @@ class _Rows:
         if self.on_token and text:
             self.on_token(row, text)
         if self.trackers[row].feed(text):
-            self.lengths[row], self.reasons[row] = count, "kernel_end"
+            self.lengths[row], self.reasons[row] = count, FinishReason.KERNEL_END
 
     def finish(self, eos_ids: set[int], sequences: Any, interrupted: bool) -> None:
         """Settle each row's length and reason once generate() returned."""
@@ -184,9 +184,9 @@ class _Rows:
             ids = sequences[row, self.prompt_length:].tolist()
             end = next((i for i, t in enumerate(ids) if t in eos_ids), None)
             if end is not None:
-                self.lengths[row], self.reasons[row] = end + 1, "eos"
+                self.lengths[row], self.reasons[row] = end + 1, FinishReason.EOS
             elif interrupted or self.stop.is_set():
-                self.lengths[row], self.reasons[row] = len(ids), "stopped"
+                self.lengths[row], self.reasons[row] = len(ids), FinishReason.STOPPED
             else:
                 self.lengths[row] = len(ids)
 
@@ -252,7 +252,8 @@ class BatchModel(ModelSession):
             return BatchResult([], 0.0)
         with self._lock:
             if stop.is_set():
-                return BatchResult([Answer(r.prefix, "stopped", 0, 0, 0.0) for r in requests], 0.0)
+                return BatchResult([Answer(r.prefix, FinishReason.STOPPED, 0, 0, 0.0)
+                                    for r in requests], 0.0)
             self.load()
             answers = self._batch(requests, stop, on_token, started)
         return BatchResult(answers, time.perf_counter() - started)
@@ -322,7 +323,7 @@ class BatchModel(ModelSession):
         """Whether batches take the static-cache path (fastdecode): sampling here is the
         seeded sampler's, so greedy and sampled rows alike can."""
         device = "cuda" if self._model.device.type == "cuda" else "cpu"
-        return self.decoders.mode(device) != "generate"
+        return self.decoders.mode(device) != fastdecode.DecodeMode.GENERATE
 
     def _fast_run(self, inputs: Any, limit: int, options: list[GenerationOptions], rows: _Rows,
                   stop: threading.Event) -> Any:

@@ -22,14 +22,24 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from app.assist.model.streaming import Interrupted
 
-# Modes: graph = static cache + CUDA graph (CUDA only, else static); static = static cache,
-# eager steps; generate = transformers' generate() as before; auto = graph on CUDA, generate
-# elsewhere (the CPU path is measured and tested as it is).
-MODES = ("auto", "graph", "static", "generate")
+
+class DecodeMode(StrEnum):
+    """How answers are decoded: graph = static cache + CUDA graph (CUDA only, else static);
+    static = static cache, eager steps; generate = transformers' generate() as before; auto =
+    graph on CUDA, generate elsewhere (the CPU path is measured and tested as it is)."""
+
+    AUTO = "auto"
+    GRAPH = "graph"
+    STATIC = "static"
+    GENERATE = "generate"
+
+
+MODES = tuple(DecodeMode)
 # Prompt chunk on CUDA: a 2.4k-token prompt in one pass; Stop still lands between layers.
 CUDA_PREFILL_CHUNK = 2048
 # Cache lengths are rounded up to this, so that answers of similar length reuse one cache and
@@ -53,14 +63,15 @@ class Choice:
     extra: Sequence[Processor] = ()
 
 
-def resolve_mode(requested: str | None, device: str) -> str:
+def resolve_mode(requested: str | None, device: str) -> DecodeMode:
     """The mode to use on `device` ('cuda' or 'cpu') for a requested one (None means auto)."""
-    mode = (requested or "auto").strip().lower()
-    if mode not in MODES:
-        raise ValueError(f"unknown decode mode {mode!r}: use one of {', '.join(MODES)}")
-    if mode == "auto":
-        return "graph" if device == "cuda" else "generate"
-    return "static" if mode == "graph" and device != "cuda" else mode
+    text = (requested or DecodeMode.AUTO).strip().lower()
+    if text not in MODES:
+        raise ValueError(f"unknown decode mode {text!r}: use one of {', '.join(MODES)}")
+    mode = DecodeMode(text)
+    if mode == DecodeMode.AUTO:
+        return DecodeMode.GRAPH if device == "cuda" else DecodeMode.GENERATE
+    return DecodeMode.STATIC if mode == DecodeMode.GRAPH and device != "cuda" else mode
 
 
 def say(message: str) -> None:
@@ -281,7 +292,7 @@ class Decoders:
         self.requested = mode
         self.current: FastDecoder | None = None
 
-    def mode(self, device: str) -> str:
+    def mode(self, device: str) -> DecodeMode:
         """The resolved mode for a model on `device`."""
         return resolve_mode(self.requested, device)
 
@@ -293,7 +304,7 @@ class Decoders:
         length = max(cache_length(needed), current.length if current and
                      current.model is model and current.batch == batch else 0)
         self.current = None  # free the old cache before allocating the new one
-        self.current = FastDecoder(model, batch, length, self.mode(device) == "graph")
+        self.current = FastDecoder(model, batch, length, self.mode(device) == DecodeMode.GRAPH)
         return self.current
 
     def give_up(self, error: BaseException) -> str:

@@ -24,7 +24,7 @@ from app.assist.model.adapters import (
     check_adapter,
     read_card,
 )
-from app.assist.model.answer import Answer
+from app.assist.model.answer import Answer, FinishReason
 from app.assist.model.convert import default_model_folder
 from app.assist.model.manifest import Progress
 from app.assist.model.modelfiles import unreadable_as_refusal
@@ -271,7 +271,7 @@ class ModelSession:
         with self._lock:
             started = time.perf_counter()
             if stop.is_set():
-                return Answer("", "stopped", 0, 0, 0.0)
+                return Answer("", FinishReason.STOPPED, 0, 0, 0.0)
             self.load()
             answer = self._generate(messages, max_new_tokens, on_token, stop,
                                     options or GenerationOptions(), started, prefix)
@@ -354,7 +354,8 @@ class ModelSession:
         """Whether this answer takes the static-cache path (greedy answers only: sampling keeps
         generate()'s random stream)."""
         device = "cuda" if self._model.device.type == "cuda" else "cpu"
-        return options.temperature == 0 and self.decoders.mode(device) != "generate"
+        fast = self.decoders.mode(device) != fastdecode.DecodeMode.GENERATE
+        return options.temperature == 0 and fast
 
     def _choice(self, options: GenerationOptions) -> fastdecode.Choice:
         """How the static-cache path picks tokens: what _generation_config tells generate()."""
@@ -419,11 +420,11 @@ class ModelSession:
         eos_ids = set(eos if isinstance(eos, list) else [eos])
         if interrupted or (stop.is_set() and count < limit and (
                 not stream.ids or stream.ids[-1] not in eos_ids)):
-            reason = "stopped"
+            reason = FinishReason.STOPPED
         elif stream.ids and stream.ids[-1] in eos_ids:
-            reason = "eos"
+            reason = FinishReason.EOS
         else:
-            reason = "length"
+            reason = FinishReason.LENGTH
         return Answer(stream.text, reason, prompt_tokens, count,
                       time.perf_counter() - started, stream.first_token_s, tuple(warnings))
 

@@ -21,8 +21,8 @@ from app.spec.model import Spec
 
 
 def propose_context(spec: Spec, description: str, include_source: bool = False) -> PromptContext:
-    """The spec's text and reference, the user's description, and (when asked) the current
-    source, which the model may otherwise just copy."""
+    """The spec's text (as it was read) and reference, the user's description, and (when
+    asked) the current source, which the model may otherwise just copy."""
     def read(path: Path | None) -> str:
         """A file's text, or '' when it is missing."""
         try:
@@ -30,7 +30,7 @@ def propose_context(spec: Spec, description: str, include_source: bool = False) 
         except (OSError, UnicodeDecodeError):
             return ""
 
-    return PromptContext(description=description, spec=read(spec.path),
+    return PromptContext(description=description, spec=spec.text or read(spec.path),
                          reference=read(spec.reference_path),
                          source=read(spec.source_path) if include_source else "")
 
@@ -89,13 +89,14 @@ RUNS_FOLDER = "proposals"
 def _task_files(spec: Spec, folder: Path) -> list[Path]:
     """The files of the spec's folder a candidate's folder needs beside its kernel: the spec,
     the reference and whatever they read (a KernelBench problem.py, headers, data files), as
-    trust counts a kernel's files; never the kernel itself, nor earlier run folders."""
+    trust counts a kernel's files; never the kernel itself, nor the spec (written from the text
+    already read), nor earlier run folders."""
     base = spec.base_dir.resolve()
-    kernel = spec.source_path.resolve()
+    skip = {spec.source_path.resolve(), Path(spec.path or "").resolve()}
     found = []
     for path in kernel_files(base):
         relative = path.relative_to(base)
-        if path == kernel or relative.parts[0] == RUNS_FOLDER or path.is_relative_to(folder):
+        if path in skip or relative.parts[0] == RUNS_FOLDER or path.is_relative_to(folder):
             continue
         found.append(relative)
     return found
@@ -112,7 +113,10 @@ def write_candidate(spec: Spec, code: str, folder: Path, answer_text: str) -> Pa
         (folder / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(base / relative, folder / relative)
     spec_copy = folder / spec.path.name
-    shutil.copyfile(spec.path, spec_copy)
+    if spec.text:  # the text the spec was parsed from: the file unchanged, not read again
+        spec_copy.write_bytes(spec.text.encode("utf-8"))
+    else:
+        shutil.copyfile(spec.path, spec_copy)
     reference = folder / spec.reference
     reference.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(spec.reference_path, reference)

@@ -76,10 +76,17 @@ def _example(spec_path: Path, description: str) -> Example | None:
     return Example(spec.entry, description, _BLANK_RUNS.sub("\n\n", code), dtypes, spec_path)
 
 
-def template_examples(folder: Path = TEMPLATES_DIR) -> list[Example]:
-    """Every template kernel with its spec."""
+def _is(path: Path, skip: Path | None) -> bool:
+    """Whether `path` names the file `skip` (None: no file)."""
+    return skip is not None and path.resolve() == skip.resolve()
+
+
+def template_examples(folder: Path = TEMPLATES_DIR, skip: Path | None = None) -> list[Example]:
+    """Every template kernel with its spec, but the one whose spec file is `skip`."""
     found = []
     for spec_path in sorted(folder.glob("*/*.toml")):
+        if _is(spec_path, skip):
+            continue
         example = _example(spec_path, _leading_comment(spec_path))
         if example is not None:
             found.append(example)
@@ -91,24 +98,28 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def verified_examples(folder: Path | None = None) -> list[Example]:
+def verified_examples(folder: Path | None = None, skip: Path | None = None) -> list[Example]:
     """The user's verified kernels: each folder holds a spec, its kernel and verified.json,
-    whose source hash must still match the kernel (an edited kernel is no longer verified)."""
+    whose source hash must still match the kernel (an edited kernel is no longer verified);
+    not the one whose spec file is `skip`."""
     root = folder or verified_dir()
     found = []
     for record_path in sorted(root.glob(f"*/{RECORD_NAME}")):
-        example = _verified(record_path)
+        example = _verified(record_path, skip)
         if example is not None:
             found.append(example)
     return found
 
 
-def _verified(record_path: Path) -> Example | None:
-    """One verified kernel, or None when its record is unreadable or its kernel changed."""
+def _verified(record_path: Path, skip: Path | None = None) -> Example | None:
+    """One verified kernel, or None when its record is unreadable, its kernel changed or its
+    spec file is `skip`."""
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
-        example = _example(record_path.parent / str(record["spec"]),
-                           str(record.get("description", "")))
+        spec_path = record_path.parent / str(record["spec"])
+        if _is(spec_path, skip):
+            return None
+        example = _example(spec_path, str(record.get("description", "")))
         unchanged = example is not None and record.get("source_sha256") == _sha256(
             load_spec(example.path).source_path)
     except (OSError, ValueError, KeyError, TypeError):
@@ -173,6 +184,9 @@ def render_examples(examples: list[Example]) -> str:
     return "\n".join(e.text() for e in examples)
 
 
-def library(include_user: bool = True) -> list[Example]:
-    """Every example: the templates, then the user's verified kernels."""
-    return template_examples() + (verified_examples() if include_user else [])
+def library(include_user: bool = True, skip: Path | None = None) -> list[Example]:
+    """Every example: the templates, then the user's verified kernels. `skip` is the spec
+    file of the task asking (never its own example: choose_examples leaves it out by name),
+    which is then not read again."""
+    return (template_examples(skip=skip)
+            + (verified_examples(skip=skip) if include_user else []))

@@ -9,18 +9,29 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from app.assist.model.answer import Answer
 from app.assist.model.session import Message
 from app.base.fsutil import atomic_write_text
+from app.compile.model import Severity
 from app.engine.verify.results import Finding, RunResult, Status, Verdict
 
-# Statuses an attempt can have besides a verdict's.
-NO_CODE = "no_code"
-STOPPED = "stopped"
-NOT_VERIFIED = "not_verified"
+
+class AttemptOutcome(StrEnum):
+    """The statuses an attempt can have besides a verdict's (Status): the model wrote no code,
+    the user stopped it, or it was written but verification was not asked for."""
+
+    NO_CODE = "no_code"
+    STOPPED = "stopped"
+    NOT_VERIFIED = "not_verified"
+
+
+NO_CODE = AttemptOutcome.NO_CODE
+STOPPED = AttemptOutcome.STOPPED
+NOT_VERIFIED = AttemptOutcome.NOT_VERIFIED
 # How much of a failure goes back to the model: enough to act on, little enough to fit.
 MAX_DIAGNOSTICS = 6
 MAX_FINDINGS = 2
@@ -52,12 +63,12 @@ def _source_line(source: str, line: int) -> str:
 def diagnostics_feedback(diagnostics: list[dict[str, Any]], source: str) -> str:
     """Compiler messages, each followed by the line of the kernel it is about and a caret under
     the column, as a compiler shows them; errors first."""
-    ordered = sorted(diagnostics, key=lambda d: d.get("severity") != "error")
+    ordered = sorted(diagnostics, key=lambda d: d.get("severity") != Severity.ERROR)
     parts = []
     for item in ordered[:MAX_DIAGNOSTICS]:
         line, column = int(item.get("line") or 0), item.get("column")
         where = f"line {line}" + (f", column {column}" if column else "") if line else "compiler"
-        text = f"{where}: {item.get('severity', 'error')}: {item.get('message', '')}"
+        text = f"{where}: {item.get('severity', Severity.ERROR)}: {item.get('message', '')}"
         code = _source_line(source, line)
         if code:
             text += f"\n    {line:>4} | {code}"

@@ -174,7 +174,8 @@ def _compact_prompt(chain: Chain, counter: TokenCounter) -> Prompt:
     """The compact prompt an adapter was taught with, every round alike: it was taught to
     write, not to read diagnostics, so a later round is a fresh sample (see _options)."""
     job = chain.job
-    spec_text = job.spec.path.read_text(encoding="utf-8") if job.spec.path else ""
+    spec_text = job.spec.text or (job.spec.path.read_text(encoding="utf-8") if job.spec.path
+                                  else "")
     messages = compact.messages(job.description, spec_text)
     tokens = counter.count_messages(messages)
     window = counter.context_window()

@@ -1,7 +1,10 @@
 """Proposing kernels for a spec with the refine loop: what `kernel-studio propose` and the GUI's
 Propose and refine share. K chains of up to R rounds each; the first chain is greedy, the others
 sample with seeds of their own; the loop stops at the first kernel that passes, which is kept
-as a future example (unless the spec is a held-out task)."""
+as a future example (unless the spec is a held-out task).
+
+The spec is read and parsed once per proposal; the Spec (which keeps its text and its [task]
+table) is what the suite, the examples, the prompts and the candidates' folders get."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from app.assist.prompting.examples import choose_examples, library, record_verif
 from app.assist.refine.attempts import Attempt
 from app.assist.refine.loop import Chain, Generator, Job, LoopSettings, RefineLoop
 from app.assist.refine.verifypool import VerifyPool, vouch_for
-from app.assist.tasks.suite import HeldOut, description_of, load_suite
+from app.assist.tasks.suite import HeldOut, description_in, load_heldout
 from app.engine.verify.runs import VerifyOptions
 from app.spec.model import Spec, load_spec
 
@@ -55,7 +58,7 @@ def make_job(spec: Spec, description: str, settings: ProposeSettings, heldout: H
     """The job: the spec, the description, skills and examples as the settings say."""
     examples, names = "", tuple[str, ...]()
     if settings.examples and style != compact.STYLE:  # a taught adapter is asked without them
-        chosen = choose_examples(library(), spec, description, heldout, counter)
+        chosen = choose_examples(library(skip=spec.path), spec, description, heldout, counter)
         examples, names = render_examples(chosen), tuple(e.name for e in chosen)
     return Job(spec.entry, spec, description, "", settings.skills, examples, names,
                vouch_for(spec, settings.backend), style)
@@ -71,16 +74,20 @@ def make_chains(job: Job, count: int) -> list[Chain]:
     return chains
 
 
-def propose_kernels(model: Generator, spec_path: Path, description: str, run_dir: Path,
+def propose_kernels(model: Generator, spec: Spec | Path, description: str, run_dir: Path,
                     settings: ProposeSettings, stop: threading.Event | None = None,
                     on_attempt: Callable[[Chain, Attempt], None] | None = None,
                     on_token: OnRowToken | None = None) -> Proposal:
-    """Run the chains to the first pass (or to their last round, or Stop). SpecError for a
-    spec that cannot be read; the description defaults to the spec's [task].description."""
-    spec = load_spec(spec_path)
+    """Run the chains to the first pass (or to their last round, or Stop) for a spec already
+    loaded, or the spec file at a path (read here). SpecError for a spec that cannot be read;
+    the description defaults to the spec's [task].description."""
+    spec = spec if isinstance(spec, Spec) else load_spec(spec)
+    if spec.path is None:
+        raise ValueError("propose needs a spec loaded from a file: candidates are written "
+                         "beside a copy of it")
     stop = stop or threading.Event()
-    heldout = load_suite().heldout()
-    description = description or description_of(spec_path)
+    heldout = load_heldout(known=spec)
+    description = description or description_in(spec)
     chains = make_chains(make_job(spec, description, settings, heldout, model,
                                    model.prompt_style), settings.chains)
     loop = LoopSettings(run_dir, settings.rounds if settings.verify else 1, settings.batch,
@@ -92,5 +99,5 @@ def propose_kernels(model: Generator, spec_path: Path, description: str, run_dir
     passed = next((a for a in attempts if a.passed), None)
     kept = None
     if passed is not None:
-        kept = record_verified(Path(passed.folder) / spec_path.name, description, heldout)
+        kept = record_verified(Path(passed.folder) / spec.path.name, description, heldout)
     return Proposal(attempts, passed, kept)

@@ -17,13 +17,16 @@ from app.assist.tasks.suite import (
     Suite,
     Task,
     TaskError,
+    description_in,
     description_of,
+    load_heldout,
     load_suite,
     load_task,
 )
 
 __all__ = [
     "TASKS_DIR", "HeldOut", "Refused", "Suite", "Task", "TaskError", "cases", "describe",
-    "description_of", "import_problem", "load_suite", "load_task", "read_problem",
+    "description_in", "description_of", "import_problem", "load_heldout",
+    "load_suite", "load_task", "read_problem",
     "reference_text", "spec_text"
 ]

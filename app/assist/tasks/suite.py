@@ -116,20 +116,45 @@ def description_of(path: Path) -> str:
         return ""
 
 
-def load_task(path: Path, split: str = "") -> Task:
-    """Read one task spec; TaskError says what is wrong (the spec itself is checked too)."""
-    data = _read_toml(path)
-    table = data.get("task")
+def description_in(spec: Spec) -> str:
+    """The [task].description of a spec already read, or '' when it has none (description_of
+    without reading the file again)."""
+    try:
+        table = spec.task
+        return _description(dict(table), spec.path or Path()) if table is not None else ""
+    except TaskError:
+        return ""
+
+
+def _task_fields(table: Any, path: Path) -> tuple[str, int, tuple[str, ...]]:
+    """(description, level, tags) of a [task] table; TaskError when there is none or a field is
+    wrong."""
     if not isinstance(table, dict):
         raise TaskError(f"{path} has no [task] table: a task is a spec with a [task] table "
                         "(description, level, optional tags)")
-    description, level, tags = _description(table, path), _level(table, path), _tags(table, path)
+    return _description(table, path), _level(table, path), _tags(table, path)
+
+
+def _task(path: Path, fields: tuple[str, int, tuple[str, ...]], split: str, spec: Spec) -> Task:
+    """The task of a spec at `path` with its [task] fields."""
+    dtypes = tuple(dict.fromkeys(a.dtype for a in spec.args if a.is_buffer))
+    return Task(path.stem, path, *fields, split, dtypes)
+
+
+def load_task(path: Path, split: str = "") -> Task:
+    """Read one task spec; TaskError says what is wrong (the spec itself is checked too)."""
+    fields = _task_fields(_read_toml(path).get("task"), path)
     try:
         spec = load_spec(path)
     except SpecError as error:
         raise TaskError(f"task {path.stem}: {error}") from None
-    dtypes = tuple(dict.fromkeys(a.dtype for a in spec.args if a.is_buffer))
-    return Task(path.stem, path, description, level, tags, split, dtypes)
+    return _task(path, fields, split, spec)
+
+
+def task_of(spec: Spec, path: Path, split: str = "") -> Task:
+    """The task at `path` from its spec already read (load_task without reading it again)."""
+    task = dict(spec.task) if spec.task is not None else None
+    return _task(path, _task_fields(task, path), split, spec)
 
 
 @dataclass(frozen=True)
@@ -186,24 +211,39 @@ def _index(root: Path) -> dict[str, list[str]]:
     return splits
 
 
-def load_suite(root: Path = TASKS_DIR) -> Suite:
-    """Every task of the index, each folder `<name>/<name>.toml`. TaskError for a broken index
-    or a task folder that the index does not list; a task that cannot be loaded is kept in
-    `broken` with its message, so the others can still be used."""
-    splits = _index(root)
-    listed = {n: s for s, names in splits.items() for n in names}
+def _same_file(spec: Spec, path: Path) -> bool:
+    """Whether `spec` was read from the file at `path`."""
+    return spec.path is not None and spec.path.resolve() == path.resolve()
+
+
+def load_suite(root: Path = TASKS_DIR, splits: tuple[str, ...] = SPLITS,
+               known: Spec | None = None) -> Suite:
+    """Every task of the index in `splits` (all by default), each folder `<name>/<name>.toml`.
+    TaskError for a broken index or a task folder that the index does not list; a task that
+    cannot be loaded is kept in `broken` with its message, so the others can still be used.
+    `known` is a spec already read: when it is one of the tasks, its file is not read again."""
+    index = _index(root)
+    listed = {n: s for s, names in index.items() for n in names}
     folders = {p.name for p in root.iterdir() if p.is_dir() and (p / f"{p.name}.toml").exists()}
     unlisted = sorted(folders - set(listed))
     if unlisted:
         raise TaskError(f"{root / INDEX_NAME} does not list: {', '.join(unlisted)}; put each "
                         "task in dev or heldout")
     tasks, broken = [], []
-    for name, split in listed.items():
+    for name, split in ((n, s) for n, s in listed.items() if s in splits):
+        path = root / name / f"{name}.toml"
         try:
-            tasks.append(load_task(root / name / f"{name}.toml", split))
+            tasks.append(task_of(known, path, split) if known is not None and
+                         _same_file(known, path) else load_task(path, split))
         except TaskError as error:
             broken.append((name, split, str(error)))
     return Suite(root, tuple(tasks), tuple(broken))
+
+
+def load_heldout(root: Path = TASKS_DIR, known: Spec | None = None) -> HeldOut:
+    """What the held-out tasks look like (Suite.heldout), reading only their specs (and not
+    `known`, a spec already read, again)."""
+    return load_suite(root, ("heldout",), known).heldout()
 
 
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

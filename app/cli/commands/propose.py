@@ -92,7 +92,7 @@ def _announce(chain: Chain, attempt: Attempt) -> None:
 
 def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Event) -> int:
     """Load, run the chains, print."""
-    load_spec(args.spec)  # a spec that cannot be read is said before the model loads
+    spec = load_spec(args.spec)  # a spec that cannot be read is said before the model loads
     model = batch_model_from_args(args, progress)
     on_gpu = model.load().device == "cuda"
     progress.done()
@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Eve
                                not args.no_skills, not args.no_examples, not args.no_verify,
                                args.backend, args.batch or (args.candidates if on_gpu else 1))
     with stop_on_interrupt(stop):
-        made = propose_kernels(model, args.spec, args.description, out, settings, stop,
+        made = propose_kernels(model, spec, args.description, out, settings, stop,
                                None if args.json else _announce)
     if args.json:
         print(json.dumps({"attempts": [a.as_dict() for a in made.attempts],

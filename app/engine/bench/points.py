@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from app.base import codec
 from app.engine.bench.reports import BenchPoint, Comparison, VariantTiming
 from app.engine.bench.roofline import Flag, speedup_flag, throttle_flag, throughput
 from app.engine.bench.stats import bootstrap_ratio, summarize
@@ -28,7 +29,14 @@ from app.engine.verify.runs import (
     run_status,
 )
 from app.engine.worker.client import WorkerFault, WorkerHandle
-from app.engine.worker.protocol import BenchRequest, BufferItem, KernelRef, Launch, ScalarItem
+from app.engine.worker.protocol import (
+    Argument,
+    BenchRequest,
+    BufferItem,
+    KernelRef,
+    Launch,
+    ScalarItem,
+)
 from app.engine.worker.timing import TimingPlan
 from app.spec import expr
 from app.spec.cases import Resolved, resolve
@@ -113,7 +121,7 @@ def stage(variant: Variant, case: Case, folder: Path, index: int,
     last: dict[str, Path] = {}
     first: dict[str, Path] = {}
     salt = buffers.new_salt()
-    items: list[BufferItem | ScalarItem] = []
+    items: list[Argument] = []
     for arg in spec.args:
         if not arg.is_buffer:
             items.append(ScalarItem(resolved.scalars[arg.name], arg.dtype))
@@ -127,7 +135,7 @@ def stage(variant: Variant, case: Case, folder: Path, index: int,
     prepared = variant.prepared
     kernel = KernelRef(prepared.symbol, spec.entry,
                        cubin_path=str(prepared.cubin_path) if prepared.cubin_path else None)
-    launch = Launch(kernel, resolved.grid, resolved.block, resolved.shared_bytes, tuple(items))
+    launch = Launch.of(kernel, resolved.grid, resolved.block, resolved.shared_bytes, tuple(items))
     return Staged(variant, resolved, inputs, expected, last, first, launch, salt, seed)
 
 
@@ -171,7 +179,7 @@ def send(ctx: PointContext, staged: list[Staged]) -> dict[str, Any]:
                            str(ctx.helpers_path) if ctx.helpers_path else None)
     try:
         worker = ctx.handle.ensure()
-        reply = worker.request(request.to_message(), request_timeout(ctx, staged), ctx.cancel)
+        reply = worker.request(codec.to_object(request), request_timeout(ctx, staged), ctx.cancel)
     except WorkerFault as fault:
         return {"ok": False, "status": fault_status(fault.kind), "message": str(fault)}
     if not reply.get("ok"):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.base import paths, settings
+from app.base import codec, paths, settings
 from app.compile import compile_file
 from app.engine.bench.assemble import assemble, finish_points
 from app.engine.bench.peaks import (
@@ -371,7 +371,7 @@ def _bench(run: _Run) -> BenchReport:
     run.backend, run.handle = backend, run.engine.handle(backend)
     run.progress("starting the worker", 0.0)
     try:
-        run.device = HelloReply.from_message(run.handle.ensure().info).device
+        run.device = codec.from_data(HelloReply, run.handle.ensure().info, "hello reply").device
     except WorkerFault as fault:
         return BenchReport(Status.UNVERIFIED, f"not timed: {fault}", backend=backend)
     if run.device.get("kind") != "gpu" and backend not in TEST_BACKENDS:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from app.base import settings
+from app.base import codec, settings
 from app.compile import compile_file
 from app.engine.verify import buffers, checks, memory
 from app.engine.verify.ahead import Ahead
@@ -43,7 +43,9 @@ from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS, draw_seeds, plan_runs
 from app.engine.verify.warm import MAX_WARM, ReferencePool, Staged
 from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import (
+    Argument,
     BufferItem,
+    Edge,
     Failure,
     FaultKind,
     HelloReply,
@@ -188,16 +190,17 @@ def load_request(spec: Spec, prepared: Prepared) -> LoadRequest:
                        cubin_path=str(prepared.cubin_path) if prepared.cubin_path else None,
                        source_path=str(spec.source_path), source_dir=str(spec.base_dir),
                        options=tuple(spec.options))
-    digest = hashlib.sha256(json.dumps(LoadRequest(kernel).to_message(), sort_keys=True).encode())
+    digest = hashlib.sha256(json.dumps(codec.to_object(LoadRequest.of(kernel)),
+                                       sort_keys=True).encode())
     digest.update(spec.source_path.read_bytes())
-    return LoadRequest(replace(kernel, module=digest.hexdigest()[:32]))
+    return LoadRequest.of(codec.replace(kernel, module=digest.hexdigest()[:32]))
 
 
 def arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path], guard: int,
               uninitialized_outputs: bool = False,
-              edge: str = "") -> tuple[BufferItem | ScalarItem, ...]:
-    """The arguments of a launch, in parameter order (`edge`: protocol.BufferItem.edge)."""
-    items: list[BufferItem | ScalarItem] = []
+              edge: Edge = Edge.GUARDS) -> tuple[Argument, ...]:
+    """The arguments of a launch, in parameter order (`edge`: protocol.Edge)."""
+    items: list[Argument] = []
     for arg in spec.args:
         if arg.is_buffer:
             items.append(BufferItem(str(images[arg.name]), guard, arg.dtype,
@@ -251,13 +254,13 @@ def _ensure_loaded(ctx: RunContext) -> KernelRef:
     counts is whether this process has loaded this kernel, not whether it is new."""
     worker = ctx.handle.ensure()
     request = load_request(ctx.spec, ctx.prepared)
-    key = json.dumps(request.to_message(), sort_keys=True)
+    message = codec.to_object(request)
+    key = json.dumps(message, sort_keys=True)
     if key not in worker.loaded:
         # Loading runs a library's constructors (CPU backend): it counts as kernel time.
-        reply = worker.request(request.to_message(), max(ctx.options.timeout, MIN_LOAD_S),
-                               ctx.cancel)
+        reply = worker.request(message, max(ctx.options.timeout, MIN_LOAD_S), ctx.cancel)
         if not reply.get("ok"):
-            failure = Failure.from_message(reply)
+            failure = codec.from_data(Failure, reply, "worker failure")
             raise WorkerFault(failure.kind, failure.message)
         worker.loaded.add(key)
     return request.kernel
@@ -289,7 +292,7 @@ def _run_key(spec: Spec, index: int, resolved: Resolved, seed: int) -> str:
 
 
 def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
-            staged: Callable[[], Staged] | None = None, edge: str = "",
+            staged: Callable[[], Staged] | None = None, edge: Edge = Edge.GUARDS,
             descending: bool = False, start: Start | None = None) -> RunResult:
     """One case and seed: inputs and reference (`staged`, perhaps computed ahead), launch,
     checks; `edge` places the buffers' data against inaccessible memory and `descending` runs
@@ -301,7 +304,7 @@ def run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
 
 
 def _run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
-             staged: Callable[[], Staged] | None, edge: str, descending: bool,
+             staged: Callable[[], Staged] | None, edge: Edge, descending: bool,
              start: Start) -> RunResult:
     """run_one, before the run is labelled with its start."""
     spec, case = ctx.spec, resolved.case
@@ -320,21 +323,21 @@ def _run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
         loaded = _ensure_loaded(ctx)
         # A run names the loaded module only; the worker has the kernel's files already.
         kernel = KernelRef(loaded.symbol, loaded.entry, loaded.module)
-        request = RunRequest(Launch(kernel, resolved.grid, resolved.block,
-                                    resolved.shared_bytes, items, descending))
+        request = RunRequest.of(Launch.of(kernel, resolved.grid, resolved.block,
+                                          resolved.shared_bytes, items, descending))
         assert ctx.handle.worker is not None
-        reply = ctx.handle.worker.request(request.to_message(), limit, ctx.cancel)
+        reply = ctx.handle.worker.request(codec.to_object(request), limit, ctx.cancel)
     except WorkerFault as fault:
         return _fault_result(case, seed, fault.kind, str(fault))
     if not reply.get("ok"):
-        failure = Failure.from_message(reply)
+        failure = codec.from_data(Failure, reply, "worker failure")
         return _fault_result(case, seed, failure.kind, failure.message)
     try:
         findings = check_images(ctx, resolved, inputs, expected, paths, salt)
     except OSError as error:  # a buffer file the worker replaced (sandbox.read_shared)
         return _fault_result(case, seed, "crash", str(error))
     return RunResult(case, seed, run_status(findings), "", findings,
-                     RunReply.from_message(reply).seconds)
+                     codec.from_data(RunReply, reply, "run reply").seconds)
 
 
 def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
@@ -469,7 +472,7 @@ def _start_and_compile(spec: Spec, options: VerifyOptions, handle: WorkerHandle,
         worker = handle.ensure(readable=spec.base_dir)  # a sandbox's view is fixed at start
     except WorkerFault as fault:
         return Verdict(Status.UNVERIFIED, str(fault), backend=handle.backend)
-    device = HelloReply.from_message(worker.info).device
+    device = codec.from_data(HelloReply, worker.info, "hello reply").device
     progress("compiling the kernel", 0.02)
     prepared = memory.refusal(spec, resolved, device, folder, guard) or \
         _prepare(spec, options, handle.backend, device, folder)
@@ -533,7 +536,7 @@ def _run_tasks(ctx: RunContext, tasks: list[tuple[int, Resolved, int, Start]],
 
 # A buffer's data against inaccessible memory after its end (rounded up to 16 bytes, then
 # exactly), then before its start.
-EDGES = ("end", "exact", "start")
+EDGES = (Edge.END, Edge.EXACT, Edge.START)
 # How the CPU runtime describes a fault outside a buffer's memory.
 OUTSIDE_A_BUFFER = ("bytes past the end of the allocation", "bytes before the allocation")
 
@@ -551,7 +554,7 @@ def edge_runs(ctx: RunContext, resolved: list[Resolved], seed: int) -> RunResult
             failure = None if run.passed else _edge_failure(run, edge)
             if failure is not None:
                 return failure
-        run = memory.guarded(partial(run_one, ctx, index, case, seed, None, "", True),
+        run = memory.guarded(partial(run_one, ctx, index, case, seed, None, Edge.GUARDS, True),
                              case.case, seed)
         if not run.passed:
             return replace(run, message=(

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from app.base import paths, settings
+from app.base import codec, paths, settings
 from app.base.paths import ROOT
 from app.engine.worker import protocol, stderr_log
 from app.engine.worker.backends.base import BackendError
@@ -129,7 +129,7 @@ class Worker:
         # cannot fill the disk or /dev/shm (the head also goes to the log file).
         self._capture = stderr_log.capture(self.process.stderr, self._stderr)
         try:
-            reply = self.request(protocol.HelloRequest().to_message(), timeout)
+            reply = self.request(codec.to_object(protocol.HelloRequest()), timeout)
         except WorkerFault as fault:
             raise WorkerFault("start", f"the {self.backend} worker did not start: {fault}") \
                 from None
@@ -272,7 +272,7 @@ class Worker:
         """Ask the worker to stop; kill it if it does not within a second."""
         if self.alive:
             try:
-                self.request(protocol.ShutdownRequest().to_message(), timeout=1.0)
+                self.request(codec.to_object(protocol.ShutdownRequest()), timeout=1.0)
             except WorkerFault:
                 pass
             if self.process is not None:

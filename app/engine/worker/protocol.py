@@ -8,16 +8,24 @@ Replies:  {"v": 1, "id": N, "ok": true, ...} or {"v": 1, "id": N, "ok": false, "
            "message": TEXT, "fatal": BOOL}
 Buffer contents never travel in the JSON: they are files in a private session folder, named
 in the request and rewritten in place by the worker after the launch.
+
+Every request and reply is a typed record (a msgspec Struct) that app.base.codec turns into the
+JSON object of a line and back; `v`, `id` and `ok` are the line's envelope, added by `encode`,
+`reply` and `failure`. Unknown keys are ignored, as they always were.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from app.engine.worker.timing import PlanError, SamplingOutcome, TimingPlan
+import msgspec
+
+from app.base import codec
+from app.base.codec import always
+from app.engine.worker.timing import SamplingOutcome, TimingPlan
 
 VERSION = 1
 
@@ -65,9 +73,14 @@ def decode(line: bytes | str) -> dict[str, Any]:
     return message
 
 
+def reply(record: msgspec.Struct) -> dict[str, Any]:
+    """A success reply: `ok` and the record's fields."""
+    return {"ok": True, **codec.to_object(record)}
+
+
 def failure(request_id: int, kind: str, message: str, fatal: bool) -> dict[str, Any]:
     """A failure reply."""
-    return {"id": request_id, "ok": False, "error": kind, "message": message, "fatal": fatal}
+    return {"id": request_id, "ok": False, **codec.to_object(Failure(kind, message, fatal))}
 
 
 class Op(StrEnum):
@@ -80,74 +93,57 @@ class Op(StrEnum):
     SHUTDOWN = "shutdown"
 
 
-def _dims(value: Any) -> tuple[int, ...]:
-    """A grid or block from JSON: one to three positive ints."""
-    items = tuple(int(v) for v in value)
-    if not 1 <= len(items) <= 3:
-        raise ProtocolError(f"a grid or block has one to three sizes, not {len(items)}")
-    return items
+class Edge(StrEnum):
+    """Where a buffer's data meets inaccessible memory, on backends that can place it so (CPU):
+    GUARDS keeps the guard zones on both sides; END puts the data's end (rounded up to 16 bytes,
+    which keeps the start aligned for vector loads), EXACT its very end, and START its start
+    right against it, so that any access past that edge faults, even one that writes back what
+    it read (which guard zones cannot see)."""
+
+    GUARDS = ""
+    END = "end"
+    EXACT = "exact"
+    START = "start"
 
 
-@dataclass(frozen=True)
-class BufferItem:
+EDGES = tuple(Edge)
+# A grid or a block: one to three sizes.
+Dims = Annotated[tuple[int, ...], msgspec.Meta(min_length=1, max_length=3)]
+
+
+class Argument:
+    """A launch argument: a BufferItem (it holds "buffer") or a ScalarItem ("scalar")."""
+
+    __slots__ = ()
+
+
+class BufferItem(msgspec.Struct, Argument, frozen=True, omit_defaults=True):
     """A buffer argument: the file holding its whole image (guards included), where the data
     starts, and (bench) a file for the image after the first timed launch."""
 
-    path: str
+    path: str = msgspec.field(name="buffer")
     offset: int
     dtype: str
     # False: allocate without copying the image in (compute-sanitizer initcheck sees reads of
     # outputs nothing wrote).
-    upload: bool = True
+    upload: bool = always(True)
     first: str | None = None
-    # Where the data meets inaccessible memory, on backends that can place it so (CPU):
-    # "" keeps the guard zones on both sides; "end" puts the data's end (rounded up to 16 bytes,
-    # which keeps the start aligned for vector loads), "exact" its very end, and "start" its
-    # start right against it, so that any access past that edge faults, even one that writes
-    # back what it read (which guard zones cannot see).
-    edge: str = ""
-
-    def to_message(self) -> dict[str, Any]:
-        """JSON for a request's `args`."""
-        data: dict[str, Any] = {"buffer": self.path, "offset": self.offset, "dtype": self.dtype,
-                                "upload": self.upload}
-        if self.first:
-            data["first"] = self.first
-        if self.edge:
-            data["edge"] = self.edge
-        return data
+    edge: Edge = Edge.GUARDS
 
 
-EDGES = ("", "end", "exact", "start")
-
-
-@dataclass(frozen=True)
-class ScalarItem:
+class ScalarItem(msgspec.Struct, Argument, frozen=True):
     """A by-value argument."""
 
-    value: int | float
+    value: int | float = msgspec.field(name="scalar")
     dtype: str
 
-    def to_message(self) -> dict[str, Any]:
-        """JSON for a request's `args`."""
-        return {"scalar": self.value, "dtype": self.dtype}
+
+codec.keyed_union(Argument, {"buffer": BufferItem, "scalar": ScalarItem})
 
 
-def item_from_message(data: dict[str, Any]) -> BufferItem | ScalarItem:
-    """One argument of a request."""
-    if "buffer" in data:
-        edge = str(data.get("edge") or "")
-        if edge not in EDGES:
-            raise ValueError(f"unknown buffer edge {edge!r}")
-        return BufferItem(str(data["buffer"]), int(data["offset"]), str(data["dtype"]),
-                          bool(data.get("upload", True)), data.get("first"), edge)
-    return ScalarItem(data["scalar"], str(data["dtype"]))
-
-
-@dataclass(frozen=True)
-class KernelRef:
+class KernelRef(msgspec.Struct, frozen=True, omit_defaults=True):
     """Where the worker finds a kernel: the cubin (GPU) or the source (CPU emulation), and the
-    module name it files the loaded kernel under."""
+    module name it files the loaded kernel under. Empty fields stay off the wire."""
 
     symbol: str
     entry: str
@@ -157,117 +153,80 @@ class KernelRef:
     source_dir: str | None = None
     options: tuple[str, ...] = ()
 
-    def to_message(self) -> dict[str, Any]:
-        """The kernel's fields of a load, run or bench request (empty ones left out)."""
-        data: dict[str, Any] = {"symbol": self.symbol, "entry": self.entry}
-        if self.module:
-            data["module"] = self.module
-        for name in ("cubin_path", "source_path", "source_dir"):
-            if getattr(self, name) is not None:
-                data[name] = getattr(self, name)
-        if self.options:
-            data["options"] = list(self.options)
-        return data
-
-    @classmethod
-    def from_message(cls, data: dict[str, Any]) -> KernelRef:
-        """The kernel named by a request."""
-        return cls(str(data["symbol"]), str(data["entry"]), str(data.get("module", "")),
-                   data.get("cubin_path"), data.get("source_path"), data.get("source_dir"),
-                   tuple(str(o) for o in data.get("options", ())))
+    @property
+    def kernel(self) -> KernelRef:
+        """The kernel's fields alone (of a load or run request, which carry them inline)."""
+        return KernelRef(**{name: getattr(self, name) for name in KernelRef.__struct_fields__})
 
 
-@dataclass(frozen=True)
-class Launch:
-    """One launch of a loaded kernel: its shape and its arguments, in parameter order."""
+class Launch(KernelRef, frozen=True, omit_defaults=True, kw_only=True):
+    """One launch of a loaded kernel: its shape and its arguments, in parameter order. On the
+    wire the kernel's fields come first, in the same object (a run request, a bench variant)."""
 
-    kernel: KernelRef
-    grid: tuple[int, ...]
-    block: tuple[int, ...]
-    shared_bytes: int
-    args: tuple[BufferItem | ScalarItem, ...]
+    grid: Dims = always((1,))
+    block: Dims = always((1,))
+    shared_bytes: int = always(0)
+    args: tuple[Argument, ...] = always(())
     # The threads of each block in descending order, on backends that choose it (the CPU
     # emulation runs them one at a time between barriers): a race between threads that the
     # usual ascending order hides shows in the other one.
     descending: bool = False
 
-    def to_message(self) -> dict[str, Any]:
-        """The fields of a run request, or of one variant of a bench request."""
-        data = {**self.kernel.to_message(), "grid": list(self.grid), "block": list(self.block),
-                "shared_bytes": self.shared_bytes,
-                "args": [item.to_message() for item in self.args]}
-        if self.descending:
-            data["descending"] = True
-        return data
-
     @classmethod
-    def from_message(cls, data: dict[str, Any]) -> Launch:
-        """A launch from a run request or a bench variant."""
-        return cls(KernelRef.from_message(data), _dims(data.get("grid", [1])),
-                   _dims(data.get("block", [1])), int(data.get("shared_bytes", 0)),
-                   tuple(item_from_message(dict(i)) for i in data.get("args", [])),
-                   bool(data.get("descending", False)))
+    def of(cls, kernel: KernelRef, grid: tuple[int, ...], block: tuple[int, ...],
+           shared_bytes: int, args: tuple[Argument, ...], descending: bool = False) -> Launch:
+        """A launch of `kernel`."""
+        return cls(**msgspec.structs.asdict(kernel.kernel), grid=tuple(grid), block=tuple(block),
+                   shared_bytes=shared_bytes, args=tuple(args), descending=descending)
+
+    @property
+    def launch(self) -> Launch:
+        """The launch's fields alone (of a run request, which carries them inline)."""
+        return Launch(**{name: getattr(self, name) for name in Launch.__struct_fields__})
 
 
-@dataclass(frozen=True)
-class HelloRequest:
+class HelloRequest(msgspec.Struct, frozen=True, tag_field="op", tag=str(Op.HELLO)):
     """Who are you: the backend, its device, the worker's pid."""
 
-    op: Op = field(default=Op.HELLO, init=False)
-
-    def to_message(self) -> dict[str, Any]:
-        """JSON for the pipe."""
-        return {"op": str(self.op)}
+    op: ClassVar[Op] = Op.HELLO
 
 
-@dataclass(frozen=True)
-class ShutdownRequest:
+class ShutdownRequest(msgspec.Struct, frozen=True, tag_field="op", tag=str(Op.SHUTDOWN)):
     """Stop serving and exit."""
 
-    op: Op = field(default=Op.SHUTDOWN, init=False)
-
-    def to_message(self) -> dict[str, Any]:
-        """JSON for the pipe."""
-        return {"op": str(self.op)}
+    op: ClassVar[Op] = Op.SHUTDOWN
 
 
-@dataclass(frozen=True)
-class LoadRequest:
+class LoadRequest(KernelRef, frozen=True, tag_field="op", tag=str(Op.LOAD)):
     """Load (compile, for the CPU backend) a kernel before its first run."""
 
-    kernel: KernelRef
-    op: Op = field(default=Op.LOAD, init=False)
+    op: ClassVar[Op] = Op.LOAD
 
-    def to_message(self) -> dict[str, Any]:
-        """JSON for the pipe."""
-        return {"op": str(self.op), **self.kernel.to_message()}
+    @classmethod
+    def of(cls, kernel: KernelRef) -> LoadRequest:
+        """The load request of `kernel`."""
+        return cls(**msgspec.structs.asdict(kernel.kernel))
 
 
-@dataclass(frozen=True)
-class RunRequest:
+class RunRequest(Launch, frozen=True, tag_field="op", tag=str(Op.RUN)):
     """One launch; the worker rewrites every buffer file with the image the launch left."""
 
-    launch: Launch
-    op: Op = field(default=Op.RUN, init=False)
+    op: ClassVar[Op] = Op.RUN
 
-    def to_message(self) -> dict[str, Any]:
-        """JSON for the pipe."""
-        return {"op": str(self.op), **self.launch.to_message()}
+    @classmethod
+    def of(cls, launch: Launch) -> RunRequest:  # type: ignore[override]
+        """The run request of `launch`."""
+        return cls(**msgspec.structs.asdict(launch.launch))
 
 
-@dataclass(frozen=True)
-class BenchRequest:
-    """Time the variants interleaved under a plan; the worker writes back first and last images."""
+class BenchRequest(msgspec.Struct, frozen=True, tag_field="op", tag=str(Op.BENCH)):
+    """Time the variants interleaved under a plan; the worker writes back first and last images.
+    Every field is written, helpers_cubin_path too when it is null."""
 
     variants: tuple[Launch, ...]
-    plan: TimingPlan
+    plan: TimingPlan = msgspec.field(default_factory=TimingPlan)
     helpers_cubin_path: str | None = None
-    op: Op = field(default=Op.BENCH, init=False)
-
-    def to_message(self) -> dict[str, Any]:
-        """JSON for the pipe."""
-        return {"op": str(self.op), "variants": [v.to_message() for v in self.variants],
-                "plan": self.plan.to_message(), "helpers_cubin_path": self.helpers_cubin_path}
+    op: ClassVar[Op] = Op.BENCH
 
 
 Request = HelloRequest | ShutdownRequest | LoadRequest | RunRequest | BenchRequest
@@ -276,83 +235,83 @@ Request = HelloRequest | ShutdownRequest | LoadRequest | RunRequest | BenchReque
 def request_from_message(data: dict[str, Any]) -> Request:
     """The typed request of a decoded line (raises ProtocolError naming what is wrong)."""
     op = data.get("op")
+    if op not in Op.__members__.values():
+        raise ProtocolError(f"unknown op {op!r}")
+    plan = data.get("plan")
+    if op == Op.BENCH and isinstance(plan, dict):
+        # The plan is a dataclass, whose unknown keys msgspec ignores; a plan always refused
+        # them (a misspelt budget would silently time under the default one).
+        unknown = set(plan) - {f.name for f in dataclasses.fields(TimingPlan)}
+        if unknown:
+            raise ProtocolError(f"malformed bench request: plan: unknown fields "
+                                f"{', '.join(sorted(unknown))}")
     try:
-        if op == Op.HELLO:
-            return HelloRequest()
-        if op == Op.SHUTDOWN:
-            return ShutdownRequest()
-        if op == Op.LOAD:
-            return LoadRequest(KernelRef.from_message(data))
-        if op == Op.RUN:
-            return RunRequest(Launch.from_message(data))
-        if op == Op.BENCH:
-            return BenchRequest(tuple(Launch.from_message(dict(v)) for v in data["variants"]),
-                                TimingPlan.from_message(dict(data.get("plan", {}))),
-                                data.get("helpers_cubin_path"))
-    except (KeyError, TypeError, ValueError, PlanError) as error:
-        raise ProtocolError(f"malformed {op} request: {error}") from None
-    raise ProtocolError(f"unknown op {op!r}")
+        return codec.from_data(Request, data, f"{op} request")  # type: ignore[arg-type]
+    except codec.CodecError as error:
+        raise ProtocolError(f"malformed {error}") from None
 
 
-@dataclass(frozen=True)
-class HelloReply:
+class HelloReply(msgspec.Struct, frozen=True):
     """The worker's backend, its device (a dict of facts: kind, name, arch, ...) and pid."""
 
-    backend: str
-    device: dict[str, Any]
-    pid: int
-
-    def to_message(self) -> dict[str, Any]:
-        """JSON for the pipe."""
-        return {"ok": True, "backend": self.backend, "device": self.device, "pid": self.pid}
-
-    @classmethod
-    def from_message(cls, data: dict[str, Any]) -> HelloReply:
-        """The reply to hello."""
-        return cls(str(data.get("backend", "")), dict(data.get("device", {})),
-                   int(data.get("pid", 0)))
+    backend: str = ""
+    device: dict[str, Any] = {}
+    pid: int = 0
 
 
-@dataclass(frozen=True)
-class RunReply:
+class RunReply(msgspec.Struct, frozen=True):
     """A launch finished: its host-measured seconds."""
 
     seconds: float
 
-    def to_message(self) -> dict[str, Any]:
-        """JSON for the pipe."""
-        return {"ok": True, "seconds": self.seconds}
 
-    @classmethod
-    def from_message(cls, data: dict[str, Any]) -> RunReply:
-        """The reply to run."""
-        return cls(float(data["seconds"]))
+class Clocks(msgspec.Struct, frozen=True):
+    """The SM clock at the start and end of sampling, and its lowest (None where unknown)."""
+
+    start_mhz: float | None = None
+    end_mhz: float | None = None
+    min_mhz: float | None = None
 
 
-@dataclass(frozen=True)
-class BenchReply:
-    """Every sample of every variant, and what the backend knows of its device."""
+class BenchReply(msgspec.Struct, frozen=True):
+    """Every sample of every variant (app.engine.worker.timing.SamplingOutcome), and what the
+    backend knows of its device."""
 
-    outcome: SamplingOutcome
+    samples_ms: list[list[float]]
+    order: list[int]
+    stop_reason: str
+    warmup_launches: list[int]
+    clocks: Clocks
+    sampling_ms: float
     facts: dict[str, Any]
 
-    def to_message(self) -> dict[str, Any]:
-        """JSON for the pipe."""
-        return {"ok": True, **self.outcome.to_reply(), "facts": self.facts}
-
-
-@dataclass(frozen=True)
-class Failure:
-    """A request the worker could not answer; fatal ones end the worker."""
-
-    kind: FaultKind
-    message: str
-    fatal: bool
-
     @classmethod
-    def from_message(cls, data: dict[str, Any]) -> Failure:
-        """A failure reply (an unknown kind is the worker's internal error)."""
-        kind = str(data.get("error"))
-        known = kind in FaultKind.__members__.values()
-        return cls(FaultKind(kind) if known else FaultKind.INTERNAL,
-                   str(data.get("message", "")), bool(data.get("fatal", not known)))
+    def of(cls, outcome: SamplingOutcome, facts: dict[str, Any]) -> BenchReply:
+        """The reply carrying `outcome`."""
+        return cls(outcome.samples_ms, outcome.order, outcome.stop_reason,
+                   outcome.warmup_launches,
+                   Clocks(outcome.clock_start_mhz, outcome.clock_end_mhz, outcome.clock_min_mhz),
+                   outcome.sampling_ms, facts)
+
+
+class Failure(msgspec.Struct, frozen=True):
+    """A request the worker could not answer; fatal ones end the worker. `error` is the
+    FaultKind's value as the wire has it (`kind` reads it; an unknown one is the worker's
+    internal error, and fatal unless the reply says otherwise)."""
+
+    error: str = ""
+    message: str = ""
+    fatal: bool | None = None
+
+    @property
+    def kind(self) -> FaultKind:
+        """The fault kind (INTERNAL for one this version does not know)."""
+        known = self.error in FaultKind.__members__.values()
+        return FaultKind(self.error) if known else FaultKind.INTERNAL
+
+    @property
+    def ends_worker(self) -> bool:
+        """Whether the worker exits after it (as the reply says, else by its kind)."""
+        if self.fatal is not None:
+            return self.fatal
+        return self.kind.fatal or self.error not in FaultKind.__members__.values()

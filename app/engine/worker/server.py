@@ -32,8 +32,7 @@ from app.isolation import offline, sandbox
 EXIT_AFTER_FAULT = 3
 
 
-def _args(items: tuple[protocol.BufferItem | protocol.ScalarItem, ...]
-          ) -> list[BufferArg | ScalarArg]:
+def _args(items: tuple[protocol.Argument, ...]) -> list[BufferArg | ScalarArg]:
     """Buffer images read from their files, and scalars."""
     args: list[BufferArg | ScalarArg] = []
     for item in items:
@@ -41,7 +40,7 @@ def _args(items: tuple[protocol.BufferItem | protocol.ScalarItem, ...]
             with sandbox.open_shared(Path(item.path)) as handle:
                 image = np.fromfile(handle, dtype=np.uint8)
             args.append(BufferArg(image, item.offset, item.dtype, item.upload, item.edge))
-        else:
+        elif isinstance(item, protocol.ScalarItem):
             args.append(ScalarArg(item.value, item.dtype))
     return args
 
@@ -111,7 +110,7 @@ def _bench(backend: Backend, message: protocol.BenchRequest) -> dict[str, Any]:
                                         strict=True):
         _write_back(variant, request)
         _write_firsts(variant, firsts)
-    return protocol.BenchReply(record.outcome, record.facts).to_message()
+    return protocol.reply(protocol.BenchReply.of(record.outcome, record.facts))
 
 
 def handle(backend: Backend, message: dict[str, Any]) -> dict[str, Any]:
@@ -121,7 +120,7 @@ def handle(backend: Backend, message: dict[str, Any]) -> dict[str, Any]:
     except protocol.ProtocolError as error:
         raise BackendError("bad_request", str(error)) from None
     if isinstance(request, protocol.HelloRequest):
-        return protocol.HelloReply(backend.name, backend.describe(), os.getpid()).to_message()
+        return protocol.reply(protocol.HelloReply(backend.name, backend.describe(), os.getpid()))
     if isinstance(request, protocol.BenchRequest):
         return _bench(backend, request)
     if isinstance(request, protocol.LoadRequest):
@@ -131,7 +130,7 @@ def handle(backend: Backend, message: dict[str, Any]) -> dict[str, Any]:
         launch_request = _launch_request(request.launch.kernel, request.launch)
         seconds = backend.run(launch_request)
         _write_back(request.launch, launch_request)
-        return protocol.RunReply(seconds).to_message()
+        return protocol.reply(protocol.RunReply(seconds))
     raise BackendError("bad_request", f"{request.op} is answered by serve()")
 
 
