@@ -32,19 +32,22 @@ import tempfile
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from app.base import codec, paths, settings
 from app.base.paths import ROOT
-from app.engine.worker import protocol, stderr_log
+from app.engine.worker import freeze, protocol, stderr_log
 from app.engine.worker.backends.base import BackendError
 from app.engine.worker.backends.cpu import build, toolchain
 from app.isolation import sandbox
 from app.spec.cases import MAX_TOTAL_BYTES
 
 POLL_SECONDS = 0.05
+# Frozen workers kept per handle for other kernel folders (each holds its process's memory).
+PARKED = 2
 START_SECONDS = 60.0
 # A backstop only (the parent's deadlines govern): a warm worker adds up the CPU time of every
 # launch on every thread.
@@ -311,6 +314,8 @@ class WorkerHandle:
             weakref.finalize(self, shutil.rmtree, self.folder, True)
         self.worker: Worker | None = None
         self.starts = 0
+        # Sandboxed workers of other kernel folders, frozen, the most recently used last.
+        self.parked: OrderedDict[Path, Worker] = OrderedDict()
 
     def ensure(self, timeout: float = START_SECONDS, readable: Path | None = None) -> Worker:
         """The live worker, starting a fresh one when needed. `readable`: the kernel folder
@@ -320,7 +325,11 @@ class WorkerHandle:
         readable = absolute(readable) if readable is not None else None
         stale = (worker is not None and readable is not None and worker.sandboxed
                  and worker.readable != readable)
-        if worker is None or not worker.alive or stale:
+        if stale and readable is not None:
+            assert worker is not None
+            self._park(worker)
+            worker = self.worker = self._unpark(readable)
+        if worker is None or not worker.alive:
             if worker is not None:
                 worker.close()
             self.worker = Worker(self.backend, self.device, self.wrapper, self.folder)
@@ -330,8 +339,38 @@ class WorkerHandle:
         assert self.worker is not None
         return self.worker
 
+    def _park(self, worker: Worker) -> None:
+        """Keep a live worker of another folder, frozen, for when that folder is used again;
+        the least recently used beyond PARKED are closed."""
+        if not worker.alive or worker.readable is None or worker.process is None:
+            worker.close()
+            return
+        freeze.freeze(worker.process.pid)
+        self.parked[worker.readable] = worker
+        while len(self.parked) > PARKED:
+            self._close_parked(self.parked.popitem(last=False)[1])
+
+    def _unpark(self, readable: Path) -> Worker | None:
+        """The parked worker of `readable`, woken, or None when there is none (or it died)."""
+        worker = self.parked.pop(readable, None)
+        if worker is None or not worker.alive or worker.process is None:
+            if worker is not None:
+                worker.close()
+            return None
+        freeze.thaw(worker.process.pid)
+        return worker
+
+    @staticmethod
+    def _close_parked(worker: Worker) -> None:
+        """Close a frozen worker (woken first, so that it can be asked to stop)."""
+        if worker.process is not None:
+            freeze.thaw(worker.process.pid)
+        worker.close()
+
     def close(self) -> None:
-        """Stop the worker, if any."""
+        """Stop the worker and the parked ones, if any."""
+        while self.parked:
+            self._close_parked(self.parked.popitem()[1])
         if self.worker is not None:
             self.worker.close()
             self.worker = None
