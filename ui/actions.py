@@ -16,6 +16,17 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 from app.base import settings
 from ui.theme import available_themes
 
+# Panes the Go menu moves the keyboard focus to, Alt+0 the editor, Alt+1 the Spec pane and so
+# on (name, menu text, where): digits, because Alt+letter opens the menus.
+FOCUS_TARGETS = (("editor", "&Editor", "the editor"), ("spec", "Spec pane", "the Spec pane"),
+                 ("assembly", "PTX / SASS pane", "the PTX / SASS pane"),
+                 ("compile", "Compile pane", "the Compile pane"),
+                 ("results", "Results pane", "the Results pane"),
+                 ("charts", "Charts pane", "the Charts pane"),
+                 ("messages", "Messages pane", "the Messages pane"),
+                 ("compare", "Compare pane", "the Compare pane"),
+                 ("assistant", "Assistant pane", "the Assistant pane's question box"))
+
 # name: (menu, text, shortcut, tool tip)
 COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "new": ("&File", "&New from template\u2026", "Ctrl+N", "Start a kernel from the gallery"),
@@ -32,7 +43,8 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "copy": ("&Edit", "&Copy", "Ctrl+C", "Copy the selection"),
     "paste": ("&Edit", "&Paste", "Ctrl+V", "Paste"),
     "go_to_line": ("&Edit", "&Go to line\u2026", "Ctrl+G", "Move the caret to a line"),
-    "find": ("&Edit", "&Find\u2026", "Ctrl+F", "Find in the current file"),
+    "find": ("&Edit", "&Find\u2026", "Ctrl+F",
+             "Find in the current file (the selection or the word under the caret)"),
     "replace": ("&Edit", "&Replace\u2026", "Ctrl+H", "Find and replace (plain or regex)"),
     "find_next": ("&Edit", "Find &next", "F3", ""),
     "find_previous": ("&Edit", "Find pre&vious", "Shift+F3", ""),
@@ -52,6 +64,16 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
                 "Open kernels side by side: sources, verdicts, resources, timing with ratios"),
     "cancel": ("&Run", "&Cancel", "Shift+F5", "Stop the running build, verification or timing"),
     "reset_layout": ("&View", "&Reset layout", "", "Put every pane back where it started"),
+    "next_diagnostic": ("&Go", "&Next diagnostic", "F8",
+                        "Move the caret to the next error, warning or note in this file"),
+    "previous_diagnostic": ("&Go", "&Previous diagnostic", "Shift+F8",
+                            "Move the caret to the previous error, warning or note"),
+    "next_instruction": ("&Go", "Next &instruction of the line", "Alt+Down",
+                         "Mark the next SASS instruction made from the caret's line"),
+    "previous_instruction": ("&Go", "Previous in&struction of the line", "Alt+Up",
+                             "Mark the previous SASS instruction made from the caret's line"),
+    **{f"focus_{name}": ("&Go", title, f"Alt+{key}", f"Put the keyboard focus in {where}")
+       for key, (name, title, where) in enumerate(FOCUS_TARGETS)},
     "shortcuts": ("&Help", "&Keyboard shortcuts", "F1", "Every command and its keys"),
     "about": ("&Help", "&About Kernel Studio", "", "Version, data folder, offline state"),
 }
@@ -66,6 +88,14 @@ NO_GPU = ("Needs an NVIDIA GPU: {name} runs the kernel under compute-sanitizer, 
           "works on a GPU. This machine runs kernels in CPU emulation.")
 CPU_CHOSEN = ("Not with the CPU backend: {name} runs the kernel under compute-sanitizer on a "
               "GPU. Choose Run > Backend > auto or pycuda.")
+BENCH_ACTIONS = ("bench", "bench_options")
+# Backends whose times mean something (selftest: the engine's scripted stand-in for tests).
+TIMING_BACKENDS = ("pycuda", "selftest")
+BENCH_NO_GPU = ("Needs an NVIDIA GPU: timing runs the kernel with pycuda, and this machine "
+                "runs kernels in CPU emulation, whose times say nothing about a GPU. Verify "
+                "(F5) works here.")
+BENCH_CPU_CHOSEN = ("Not with the CPU backend: the CPU emulator's times say nothing about a "
+                    "GPU. Choose Run > Backend > auto or pycuda to time.")
 
 
 @dataclass(frozen=True)
@@ -133,6 +163,23 @@ def sanitizer_refusal(gpu: bool, backend: str) -> str:
     if not gpu:
         return NO_GPU
     return CPU_CHOSEN if backend == "cpu" else ""
+
+
+def bench_refusal(gpu: bool, backend: str) -> str:
+    """Why timing cannot run here ('' when it can), in the window's words: the CPU backend
+    (chosen, or what auto falls back to without a GPU) runs kernels but cannot time them."""
+    if backend in TIMING_BACKENDS:
+        return ""
+    if backend == "cpu":
+        return BENCH_CPU_CHOSEN
+    return "" if gpu else BENCH_NO_GPU
+
+
+def update_availability(actions: Mapping[str, QAction], gpu: bool, backend: str) -> None:
+    """Grey out, with the reason as tool tip, what this machine and backend cannot run:
+    memcheck and racecheck need a GPU, Bench a backend that times."""
+    set_unavailable(actions, SANITIZERS, sanitizer_refusal(gpu, backend))
+    set_unavailable(actions, BENCH_ACTIONS, bench_refusal(gpu, backend))
 
 
 def set_unavailable(actions: Mapping[str, QAction], names: Sequence[str], why: str) -> None:

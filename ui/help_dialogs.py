@@ -27,8 +27,8 @@ EDITOR_KEYS: tuple[tuple[str, str, str], ...] = (
     ("Complete the word", "Ctrl+Space", "Offer completions for the word before the caret"),
     ("Take a completion", "Tab", "Take the offered word (Enter takes it after the arrow keys "
                                  "moved into the list; otherwise Enter breaks the line)"),
-    ("Previous / next instruction", "PTX / SASS buttons",
-     "Step through the instructions made from the caret's line"),
+    ("Send to the assistant", "Ctrl+Enter",
+     "In the Assistant pane's question box: send the question with the chosen action"),
     ("Show an instruction's source", "Click in PTX / SASS",
      "Marks the instruction and highlights its source line"),
 )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDockWidget,
@@ -29,14 +29,12 @@ from app.spec.files import source_of, spec_for
 from app.workspace import recovery as recovery_files
 from app.workspace.orphans import remove_orphans
 from ui.actions import (
-    SANITIZERS,
     Choices,
     check_backend,
     install_actions,
-    sanitizer_refusal,
     set_running,
-    set_unavailable,
     shortcut_rows,
+    update_availability,
 )
 from ui.assembly.view import AssemblyView
 from ui.assistant.pane import AssistantPane
@@ -53,6 +51,7 @@ from ui.editor.find_bar import FindBar
 from ui.editor.prompter import Prompter
 from ui.editor.tabs import EditorTabs
 from ui.help_dialogs import AboutDialog, ShortcutsDialog
+from ui.keyboard import navigation_slots
 from ui.message_log import MessageLog
 from ui.runs.compile_pane import CompilePane
 from ui.runs.controller import RunController
@@ -68,6 +67,11 @@ if TYPE_CHECKING:
     from ui.charts.charts_pane import ChartsPane
 
 KEEP_MS = 1000  # how often the layout and open files are saved when they changed
+# At most this share of the window goes to the right-hand panes (of the width) and to the
+# bottom ones (of the height below the toolbar) when the window is resized: the editor keeps
+# the rest, also at 800x500.
+RIGHT_SHARE, BOTTOM_SHARE = 1 / 3, 0.4
+
 DOCKS = (  # name, title, area
     ("spec", "Spec", Qt.DockWidgetArea.RightDockWidgetArea),
     ("assembly", "PTX / SASS", Qt.DockWidgetArea.RightDockWidgetArea),
@@ -189,6 +193,30 @@ class MainWindow(QMainWindow):
             lambda visible: self.charts() if visible else None)
         return docks
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Keep the docks within their share of a smaller window (ui: RIGHT_SHARE and
+        BOTTOM_SHARE); a dock the user widens by its handle stays so until the next resize."""
+        super().resizeEvent(event)
+        self.fit_docks()
+
+    def fit_docks(self) -> None:
+        """Shrink the shown right-hand and bottom docks to their share of the window."""
+        central = self.centralWidget()
+        if central is None or not hasattr(self, "docks"):  # resized while being built
+            return
+        for dock in self.docks.values():
+            if dock.isFloating() or not dock.isVisible():
+                continue
+            area = self.dockWidgetArea(dock)
+            if area == Qt.DockWidgetArea.RightDockWidgetArea:
+                most = int(self.width() * RIGHT_SHARE)
+                if dock.width() > most:
+                    self.resizeDocks([dock], [most], Qt.Orientation.Horizontal)
+            elif area == Qt.DockWidgetArea.BottomDockWidgetArea:
+                most = int((central.height() + dock.height()) * BOTTOM_SHARE)
+                if dock.height() > most:
+                    self.resizeDocks([dock], [most], Qt.Orientation.Vertical)
+
     def _connect(self) -> None:
         """Signals between panes, tabs, the runner and the status bar."""
         self.tabs.problem.connect(lambda what, hint: self.report("error", what, hint))
@@ -227,6 +255,10 @@ class MainWindow(QMainWindow):
             "go_to_line": self.workspace.go_to_line, "settings": self.workspace.edit_preferences,
             "shortcuts": lambda: self.show_dialog("shortcuts"),
             "about": lambda: self.show_dialog("about"),
+            **navigation_slots(tabs, self.assembly_view, self.docks,
+                               {"assistant": lambda: self.assistant_pane.question,
+                                "assembly": self.assembly_view.tabs.currentWidget,
+                                "compile": self.compile_pane.tabs.currentWidget}),
         }
 
     def _job_progress(self, text: str, fraction: float) -> None:
@@ -264,9 +296,9 @@ class MainWindow(QMainWindow):
         self._update_sanitizers()
 
     def _update_sanitizers(self) -> None:
-        """memcheck and racecheck need a GPU: disabled, saying why, when none can be used."""
-        why = sanitizer_refusal(self.gpu_usable, self.runner.backend)
-        set_unavailable(self.actions_by_name, SANITIZERS, why)
+        """memcheck and racecheck need a GPU, Bench a backend that times: disabled, saying
+        why, when they cannot run."""
+        update_availability(self.actions_by_name, self.gpu_usable, self.runner.backend)
 
     # -- messages and layout ------------------------------------------------------------------
 

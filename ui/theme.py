@@ -75,6 +75,38 @@ def abgr(colour: str, alpha: int = 255) -> int:
     return bgr(colour) | (alpha << 24)
 
 
+# Backgrounds of the lines a compare marks (a variant's changed lines, the baseline's), by
+# whether the palette is dark: dark tints under the light text of a dark theme, pale ones under
+# the dark text of a light theme, each at least 4.5:1 against its theme's text (WCAG AA).
+DIFF_COLOURS = {False: ("#fff3c4", "#fde2e2"), True: ("#3d3620", "#4a2a30")}
+
+
+def is_dark(palette: QPalette) -> bool:
+    """Whether a palette draws light text on a dark base."""
+    return palette.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def diff_colours(palette: QPalette) -> tuple[QColor, QColor]:
+    """(changed in a variant, changed in the baseline) line backgrounds for this palette."""
+    changed, base_changed = DIFF_COLOURS[is_dark(palette)]
+    return QColor(changed), QColor(base_changed)
+
+
+def relative_luminance(colour: QColor) -> float:
+    """WCAG 2 relative luminance of a colour (0 black .. 1 white)."""
+    def linear(channel: float) -> float:
+        """One sRGB channel (0..1) made linear."""
+        return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
+    return (0.2126 * linear(colour.redF()) + 0.7152 * linear(colour.greenF())
+            + 0.0722 * linear(colour.blueF()))
+
+
+def contrast_ratio(first: QColor, second: QColor) -> float:
+    """WCAG 2 contrast ratio of two colours (1 .. 21; 4.5 is the floor for body text)."""
+    light, dark = sorted((relative_luminance(first), relative_luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
 def build_palette(theme: Theme) -> QPalette:
     """A QPalette from the theme's palette section (disabled text greyed)."""
     palette = QPalette()

@@ -78,8 +78,16 @@ class AssemblyView(QWidget):
         self.kernel_label = QLabel("Kernel:")
         self.mix_label = QLabel("Build to see PTX and SASS.")
         self.line_label = QLabel("Put the caret on a source line to see its instructions.")
+        # Wrapped, so that the pane can be narrower than its longest sentence (the editor needs
+        # the width more at a small window).
+        for label in (self.mix_label, self.line_label):
+            label.setWordWrap(True)
         self.previous_button = QPushButton("\u25c0 Previous")
         self.next_button = QPushButton("Next \u25b6")
+        self.previous_button.setToolTip("The previous instruction made from the caret's line "
+                                        "(Alt+Up, from anywhere in the window)")
+        self.next_button.setToolTip("The next instruction made from the caret's line "
+                                    "(Alt+Down, from anywhere in the window)")
         self.interleave_box = QCheckBox("Source lines")
         self.interleave_box.setChecked(True)
         self.interleave_box.setToolTip("Show the source lines between the instructions made "

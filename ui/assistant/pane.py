@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGroupBox,
@@ -43,6 +44,8 @@ PLACEHOLDERS = {
                       "attempt is verified and told why it failed\u2026",
 }
 DEFAULT_PLACEHOLDER = "Anything to add (optional)\u2026"
+SEND_KEYS = "Ctrl+Enter"
+ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 WARNING_STYLE = "color: #d18b00;"
 
 
@@ -53,6 +56,13 @@ def _spin(low: int, high: int, value: int, tip: str) -> QSpinBox:
     box.setValue(value)
     box.setToolTip(tip)
     return box
+
+
+def _compact(button: QPushButton) -> QPushButton:
+    """A button no wider than its text needs (the style's usual 80 px minimum would keep the
+    pane, and every pane tabbed with it, wide at a small window)."""
+    button.setMinimumWidth(button.fontMetrics().horizontalAdvance(button.text()) + 20)
+    return button
 
 
 def action_title(name: str) -> str:
@@ -88,6 +98,8 @@ class AssistantPane(QWidget):
                              "this machine.")
         self.status.setWordWrap(True)
         self.send_button = QPushButton("Send")
+        self.send_button.setToolTip(f"Send the question with the chosen action ({SEND_KEYS} "
+                                    "in the question box)")
         self.stop_button = QPushButton("Stop")
         self.diff_view = DiffView()
         self.proposal_note = QLabel()
@@ -111,6 +123,14 @@ class AssistantPane(QWidget):
         self.eval_button = QPushButton("Eval results\u2026")
         self.eval_button.setToolTip("Evaluations of the model on the task suite "
                                     "(kernel-studio eval), from the local results store")
+        # The longest action's title would set the pane's narrowest width: a shorter box
+        # shows the start of the chosen title, the list opens wide enough for every title.
+        self.action_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.action_box.setMinimumContentsLength(12)
+        for button in (self.send_button, self.stop_button, self.apply_button,
+                       self.discard_button, self.enlarge_button, self.eval_button):
+            _compact(button)
         self._build()
         self._action_changed()
         self.set_running(False)
@@ -140,7 +160,12 @@ class AssistantPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(row)
-        layout.addWidget(self.adapter_choice)
+        # The adapter and the evaluations that scored it share a row (a row of their own each
+        # would not fit a narrow pane).
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.adapter_choice, 1)
+        model_row.addWidget(self.eval_button)
+        layout.addLayout(model_row)
         layout.addWidget(self.loop_row)
         layout.addWidget(self.question)
         layout.addWidget(self.budget)
@@ -156,16 +181,26 @@ class AssistantPane(QWidget):
         self.action_box.currentIndexChanged.connect(self._action_changed)
         self.eval_button.clicked.connect(self.evalRequested)
         self.adapter_choice.chosen.connect(self._adapter_chosen)
+        self.question.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Ctrl+Enter in the question box sends it (Enter alone still breaks the line)."""
+        if (watched is self.question and event.type() == QEvent.Type.KeyPress
+                and isinstance(event, QKeyEvent) and event.key() in ENTER_KEYS
+                and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+            if self.send_button.isEnabled():  # not while an answer streams
+                self._send()
+            return True
+        return super().eventFilter(watched, event)
 
     def _build_loop_row(self) -> None:
-        """Chains and rounds of Propose and refine, the attempts box, the Eval button."""
+        """Chains and rounds of Propose and refine, and the attempts box."""
         row = QHBoxLayout(self.loop_row)
         row.setContentsMargins(0, 0, 0, 0)
         for text, box in (("Chains", self.chains_box), ("Rounds", self.rounds_box)):
             row.addWidget(QLabel(text))
             row.addWidget(box)
         row.addStretch(1)
-        row.addWidget(self.eval_button)
         column = QVBoxLayout(self.attempts_box)
         column.setContentsMargins(2, 2, 2, 2)
         column.addWidget(self.attempts)
@@ -174,7 +209,8 @@ class AssistantPane(QWidget):
     def _action_changed(self) -> None:
         """Say what the text box is for with this action; chains and rounds for the loop."""
         action = str(self.action_box.currentData())
-        self.question.setPlaceholderText(PLACEHOLDERS.get(action, DEFAULT_PLACEHOLDER))
+        hint = PLACEHOLDERS.get(action, DEFAULT_PLACEHOLDER)
+        self.question.setPlaceholderText(f"{hint} ({SEND_KEYS} sends)")
         for box in (self.chains_box, self.rounds_box):
             box.setEnabled(action == "propose_rounds")
 

@@ -1,11 +1,10 @@
-"""The Compare pane: the variants' sources side by side on top; under them the verdict of each
-case, resources and instruction mix per variant, and timing bars with intervals and ratios.
+"""The Compare pane: the variants' sources side by side; on pages beside them the verdict of
+each case, resources and instruction mix per variant, and timing bars with intervals and ratios.
 It shows a CompareReport; it never runs anything."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from app.review.model import CompareReport
 from app.review.model import duration as format_ms
@@ -39,20 +38,17 @@ class CompareView(QWidget):
         self._build()
 
     def _build(self) -> None:
-        """Sources above, facts and timing below."""
-        lower = QTabWidget()
-        lower.addTab(self.table, "Verdicts and resources")
-        lower.addTab(self.bars, "Timing")
-        self.pages = lower
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.sources)
-        splitter.addWidget(lower)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
+        """The summary over three pages: sources, facts, timing. Pages, not a split: in a
+        bottom pane of a small window a split left the sources three lines tall."""
+        pages = QTabWidget()
+        pages.addTab(self.sources, "Sources")
+        pages.addTab(self.table, "Verdicts and resources")
+        pages.addTab(self.bars, "Timing")
+        self.pages = pages
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.summary)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(pages, 1)
 
     def show_running(self, names: list[str]) -> None:
         """Say which kernels are being compared."""

@@ -3,15 +3,16 @@ baseline marked on both sides, all panes scrolling together."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor, QFont, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBoxLayout, QWidget
 
 from app.review.diff import changed_lines
 from ui.fonts import code_font
+from ui.theme import diff_colours
 
-CHANGED = QColor("#fff3c4")
-BASE_CHANGED = QColor("#fde2e2")
+CHANGED, BASE_CHANGED = 0, 1  # which of the theme's diff colours marks a pane's lines
+THEME_EVENTS = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
 
 
 def _code_font() -> QFont:
@@ -36,10 +37,13 @@ class SourcePane(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.view)
         self.marked: list[int] = []
+        self.kind = CHANGED
 
-    def mark(self, lines: set[int], colour: QColor) -> None:
-        """Highlight these 1-based lines."""
-        self.marked = sorted(lines)
+    def mark(self, lines: set[int], kind: int) -> None:
+        """Highlight these 1-based lines as changed in this variant (CHANGED) or in the
+        baseline (BASE_CHANGED), in the colours of the current theme."""
+        self.marked, self.kind = sorted(lines), kind
+        colour = self.mark_colour()
         selections = []
         document = self.view.document()
         for line in self.marked:
@@ -52,6 +56,16 @@ class SourcePane(QWidget):
             selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
             selections.append(selection)
         self.view.setExtraSelections(selections)
+
+    def mark_colour(self) -> QColor:
+        """The background of this pane's marked lines in the current palette."""
+        return diff_colours(self.palette())[self.kind]
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A theme change re-colours the marked lines (the text's colour changed with it)."""
+        super().changeEvent(event)
+        if event.type() in THEME_EVENTS and self.marked:
+            self.mark(set(self.marked), self.kind)
 
 
 class SourcesView(QSplitter):

@@ -302,6 +302,35 @@ class CudaEditor(ScintillaEdit):
                 found[line + 1] = mask
         return found
 
+    def go_to_diagnostic(self, direction: int = 1) -> int:
+        """Move the caret to the next (1) or previous (-1) line carrying a diagnostic, wrapping
+        at the ends of the file, and show its annotation; returns that 1-based line (0 when
+        the file has none)."""
+        mask = (1 << MARKER_ERROR) | (1 << MARKER_WARNING) | (1 << MARKER_NOTE)
+        here = int(self.lineFromPosition(self.currentPos()))
+        if direction > 0:
+            line = int(self.markerNext(here + 1, mask))
+            line = line if line >= 0 else int(self.markerNext(0, mask))
+        else:
+            line = int(self.markerPrevious(here - 1, mask)) if here > 0 else -1
+            line = line if line >= 0 else int(self.markerPrevious(self.lineCount() - 1, mask))
+        if line < 0:
+            return 0
+        self.ensureVisibleEnforcePolicy(line)
+        self.gotoPos(int(self.lineIndentPosition(line)))
+        self.take_focus()
+        return line + 1
+
+    def word_at_caret(self) -> str:
+        """The selected text, or else the identifier the caret is in or touches ('' when
+        neither)."""
+        if not self.selectionEmpty():
+            return bytes(self.getSelText().data()).decode("utf-8", "replace")
+        position = int(self.currentPos())
+        start = int(self.wordStartPosition(position, True))
+        end = int(self.wordEndPosition(position, True))
+        return self._text_range(start, end)
+
     # -- correlated lines (PTX/SASS) ----------------------------------------------------------
 
     def highlight_lines(self, lines: Iterable[int]) -> None:

@@ -73,12 +73,12 @@ class FindBar(QWidget):
                              self.case_box.isChecked(), self.word_box.isChecked())
 
     def open_find(self, replace: bool = False) -> None:
-        """Show the bar (with the replace row when asked), seeded with the selected text."""
+        """Show the bar (with the replace row when asked), seeded with the selected text or
+        else the word under the caret (a multi-line selection leaves the field as it was)."""
         editor = self._editor_source()
-        if editor is not None and not editor.selectionEmpty():
-            selected = bytes(editor.getSelText().data()).decode("utf-8", "replace")
-            if "\n" not in selected:
-                self.find_field.setText(selected)
+        seed = editor.word_at_caret() if editor is not None else ""
+        if seed and "\n" not in seed:
+            self.find_field.setText(seed)
         for widget in (self.replace_field, self.replace_button, self.replace_all_button):
             widget.setVisible(replace)
         self.show()

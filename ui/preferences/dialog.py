@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -68,12 +69,15 @@ class PreferencesDialog(QDialog):
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet(ERROR_STYLE)
         form = QFormLayout()
+        self.hints: list[QLabel] = []
         for preference in PREFERENCES:
             form.addRow(preference.label, self.fields[preference.key])
             hint = QLabel(preference.meaning)
             hint.setWordWrap(True)
             hint.setEnabled(False)  # greyed: an explanation, not a value
+            hint.setObjectName(f"hint_{preference.key}")
             form.addRow("", hint)
+            self.hints.append(hint)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -83,6 +87,22 @@ class PreferencesDialog(QDialog):
         layout.addWidget(self.problem)
         layout.addWidget(buttons)
         self.resize(560, 0)
+
+    def fit_hints(self) -> None:
+        """Give each wrapped help text the height its lines need at its width: a form layout
+        sizes rows without asking wrapped labels, which cut their last line off."""
+        for hint in self.hints:
+            hint.setMinimumHeight(hint.heightForWidth(max(hint.width(), 1)))
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Fit the help texts once the dialog has its width."""
+        super().showEvent(event)
+        self.fit_hints()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """A narrower dialog wraps the help texts onto more lines: make room for them."""
+        super().resizeEvent(event)
+        self.fit_hints()
 
     def values(self) -> dict[str, Any]:
         """Every field's value, by setting key."""

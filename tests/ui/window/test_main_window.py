@@ -23,7 +23,7 @@ def test_actions_carry_the_documented_shortcuts(window: MainWindow) -> None:
                  for name in EXPECTED_SHORTCUTS}
     assert shortcuts == EXPECTED_SHORTCUTS
     menus = [action.text() for action in window.menuBar().actions()]
-    assert menus == ["&File", "&Edit", "&Build", "&Run", "&View", "&Help"]
+    assert menus == ["&File", "&Edit", "&Build", "&Run", "&View", "&Go", "&Help"]
 
 
 def test_new_from_template_edit_and_save_with_ctrl_s(qtbot: Any, window: MainWindow,
