@@ -16,13 +16,21 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
+from app.review.bundle import Bundle, BundleError, open_bundle
+from app.review.decide import (
+    DecisionError,
+    diff_with_local,
+    member_text,
+    record_decision,
+    source_members,
+)
 from app.review.model import BundleCheck, CompareReport
 from app.spec.files import spec_for
 from app.workspace.orphans import session_prefix
 from ui.compare.job import ReviewJob
 from ui.compare.picker import Candidate, ComparePicker
 from ui.compare.review_pane import ReviewPane
-from ui.editor.prompter import BUNDLE_FILTER, SPEC_FILTER
+from ui.editor.prompter import BUNDLE_FILTER, SOURCE_FILTER, SPEC_FILTER
 from ui.editor.tabs import EditorTabs
 from ui.message_log import Reporter
 
@@ -60,12 +68,15 @@ class CompareCommands(QObject):
         self.dialog_parent = parent
         self.job = ReviewJob(self)
         self._scratch: Path | None = None
+        self._bundle: Bundle | None = None  # the bundle on the bundle page
 
     def wire(self) -> None:
         """Results and failures of the job; Cancel in the pane."""
         self.job.finished.connect(self._shown)
         self.job.failed.connect(self._failed)
         self.pane.cancelRequested.connect(self.job.cancel)
+        self.pane.bundle.diffRequested.connect(self.diff_bundled)
+        self.pane.bundle.decisionRequested.connect(self.decide)
 
     def candidates(self) -> list[Candidate]:
         """Every open kernel with a spec, as its tab is titled; a modified one twice: its
@@ -178,11 +189,55 @@ class CompareCommands(QObject):
             self.report("info", f"Compare: {result.summary()}")
         else:
             self.pane.bundle.show_check(result)
+            self._show_sources(Path(result.path))
             self.report("info" if result.claims_hold else "error",
                         f"Bundle {Path(result.path).name}: "
                         + ("every claim holds" if result.claims_hold else "claims differ"),
                         show=False)
         self.show_pane("compare")
+
+    def _show_sources(self, path: Path) -> None:
+        """The checked bundle's sources on its page (read again here: the check ran in a
+        child; reading checks the manifest and every sum again, and runs nothing)."""
+        try:
+            bundle = open_bundle(path)
+        except BundleError as error:
+            self.pane.bundle.show_failure(str(error))
+            return
+        self._bundle = bundle
+        self.pane.bundle.show_sources({name: member_text(bundle, name)
+                                       for name in source_members(bundle)})
+
+    def diff_bundled(self, name: str) -> bool:
+        """Diff a bundled file against a local copy the user picks."""
+        picked = self.ask_paths(SOURCE_FILTER)
+        if not picked or self._bundle is None:
+            return False
+        try:
+            diff = diff_with_local(self._bundle, name, Path(picked[0]))
+        except DecisionError as error:
+            self.report("error", "Cannot diff with that file", str(error))
+            return False
+        self.pane.bundle.show_diff(name, diff)
+        return True
+
+    def decide(self, accepted: bool, note: str) -> bool:
+        """Record the reviewer's decision on the bundle shown in the audit log."""
+        if self._bundle is None:
+            return False
+        try:
+            bundle, entry = record_decision(self._bundle.path, accepted, note)
+        except DecisionError as error:
+            self.pane.bundle.show_decision(f"Not recorded: {error}")
+            self.report("error", "The decision was not recorded", str(error))
+            return False
+        word = "accepted" if accepted else "rejected"
+        signed = f"signed by key {entry['key_id']}" if "signature" in entry else "not signed"
+        self.pane.bundle.show_decision(f"{word.capitalize()}: audit entry {entry['seq']} "
+                                       f"(manifest {bundle.digest[:16]}\u2026, {signed}).")
+        self.report("info", f"Bundle {bundle.path.name} {word}",
+                    "Recorded in the audit log (kernel-studio audit verify checks it).")
+        return True
 
     def _failed(self, message: str) -> None:
         """No result: say why on the page that waited for it."""

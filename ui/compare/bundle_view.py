@@ -1,14 +1,22 @@
 """A checked review bundle: each spec's claims beside what was obtained here, differences in
-red, notes in amber; the manifest's digest and signer above."""
+red, notes in amber; the manifest's digest and signer above. Below, the bundled sources (one
+shown at a time, or diffed against a local copy) and the reviewer's decision, recorded in the
+audit log (the window's commands do the recording: this view only asks)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -17,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.base.plaintext import printable
 from app.review.model import BundleCheck
+from ui.fonts import code_font
 
 # How much of a bundle's text the view shows (the rest is cut with a count).
 NOTE_LIMIT = 2000
@@ -26,9 +35,11 @@ DIFFERS, NOTE, SAME = "#c62828", "#b26a00", "#2e7d32"
 
 
 class BundleView(QWidget):
-    """Summary over one row per compared item."""
+    """Summary over one row per compared item, then the sources and the decision."""
 
     HEADER = ["spec", "what", "claimed", "here", ""]
+    diffRequested = Signal(str)  # the bundled member to diff against a local copy
+    decisionRequested = Signal(bool, str)  # accepted, note
 
     def __init__(self, parent: QWidget | None = None) -> None:
         """Empty until show_check()."""
@@ -40,11 +51,81 @@ class BundleView(QWidget):
         self.table.setHorizontalHeaderLabels(self.HEADER)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.sources = QListWidget()
+        self.source_text = QPlainTextEdit(readOnly=True)
+        self.source_text.setFont(code_font())
+        self.texts: dict[str, str] = {}
+        self.sources.currentTextChanged.connect(self._show_source)
+        self.diff_button = QPushButton("Diff with a local copy\u2026")
+        self.diff_button.clicked.connect(self._ask_diff)
+        self.note = QLineEdit(placeholderText="Why you accept or reject it (kept in the audit "
+                                              "log)")
+        self.accept_button = QPushButton("Accept")
+        self.reject_button = QPushButton("Reject")
+        self.accept_button.clicked.connect(lambda: self._decide(True))
+        self.reject_button.clicked.connect(lambda: self._decide(False))
+        self.decision = QLabel("")
+        self.decision.setWordWrap(True)
+        self._build()
+        self.check: BundleCheck | None = None
+        self._set_reviewable(False)
+
+    def _build(self) -> None:
+        """Summary and claims, then sources beside their text, then the decision row."""
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.sources)
+        splitter.addWidget(self.source_text)
+        splitter.setStretchFactor(1, 3)
+        decide = QHBoxLayout()
+        for widget in (self.diff_button, self.note, self.accept_button, self.reject_button):
+            decide.addWidget(widget, 1 if widget is self.note else 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.summary)
         layout.addWidget(self.table, 1)
-        self.check: BundleCheck | None = None
+        layout.addWidget(splitter, 1)
+        layout.addLayout(decide)
+        layout.addWidget(self.decision)
+
+    def _set_reviewable(self, on: bool) -> None:
+        """Diff and decide only once a bundle was checked."""
+        for widget in (self.diff_button, self.note, self.accept_button, self.reject_button):
+            widget.setEnabled(on)
+
+    def show_sources(self, texts: dict[str, str]) -> None:
+        """The bundled sources by member name (already made safe to show), the first shown."""
+        self.texts = dict(texts)
+        self.sources.clear()
+        self.sources.addItems(list(self.texts))
+        if self.texts:
+            self.sources.setCurrentRow(0)
+        self._set_reviewable(True)
+
+    def _show_source(self, name: str) -> None:
+        """One bundled file."""
+        self.source_text.setPlainText(self.texts.get(name, ""))
+
+    def _ask_diff(self) -> None:
+        """Ask the window to diff the member shown against a local copy."""
+        item = self.sources.currentItem()
+        if item is not None:
+            self.diffRequested.emit(item.text())
+
+    def show_diff(self, name: str, diff: str) -> None:
+        """A member against its local copy (the same when the diff is empty)."""
+        self.source_text.setPlainText(diff or f"{name}: the local copy is the same.")
+
+    def _decide(self, accepted: bool) -> None:
+        """Ask the window to record the decision, with its note."""
+        if not self.note.text().strip():
+            self.decision.setText("Say why in the note first: it is kept in the audit log.")
+            self.note.setFocus()
+            return
+        self.decisionRequested.emit(accepted, self.note.text())
+
+    def show_decision(self, text: str) -> None:
+        """What was recorded (or why nothing could be)."""
+        self.decision.setText(text)
 
     def show_running(self, path: str) -> None:
         """Say a bundle is being checked."""
@@ -55,6 +136,8 @@ class BundleView(QWidget):
         """A bundle refused, or a check that did not finish."""
         self.summary.setText(f"Bundle not checked: {message}")
         self.table.setRowCount(0)
+        self.show_sources({})
+        self._set_reviewable(False)
 
     def show_check(self, check: BundleCheck) -> None:
         """Every item of every spec."""

@@ -9,12 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from app.base.plaintext import printable
 from app.cli import flags
-from app.review import audit
-from app.review.bundle import BundleError, open_bundle
-
-MAX_NOTE = 4000
+from app.review.decide import DecisionError, record_decision
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,36 +28,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         flags.add_json(each)
 
 
-def _decision(args: argparse.Namespace) -> str:
-    """accepted or rejected."""
-    if args.action == "approve" or (args.action == "decide" and args.accept):
-        return "accepted"
-    return "rejected"
+def _accepted(args: argparse.Namespace) -> bool:
+    """Whether the decision is to accept."""
+    return bool(args.action == "approve" or (args.action == "decide" and args.accept))
 
 
 def run(args: argparse.Namespace) -> int:
     """Check the bundle's manifest, then record the decision."""
-    if not args.note.strip() or len(args.note) > MAX_NOTE:
-        print(f"kernel-studio review: --note must say why, in 1 to {MAX_NOTE} characters",
-              file=sys.stderr)
-        return 2
     try:
-        bundle = open_bundle(args.bundle)
-        entry = audit.append("decision", {"bundle": str(args.bundle), "digest": bundle.digest,
-                                          "signed_by": bundle.signer or None},
-                             _decision(args), {"note": args.note})
-    except (BundleError, audit.AuditError) as error:
-        print(f"kernel-studio review: {printable(args.bundle)}: {printable(error, 4000)}",
-              file=sys.stderr)
-        return 2
-    if entry is None:
-        print("kernel-studio review: the audit log is turned off (KERNEL_STUDIO_AUDIT_LOG=off); "
-              "a decision must be recorded", file=sys.stderr)
+        bundle, entry = record_decision(args.bundle, _accepted(args), args.note)
+    except DecisionError as error:
+        print(f"kernel-studio review: {error}", file=sys.stderr)
         return 2
     signed = f"signed by key {entry['key_id']}" if "signature" in entry else "not signed"
     if args.json:
         print(json.dumps(entry, indent=2))
     else:
-        print(f"{_decision(args)} {args.bundle} (manifest {bundle.digest[:16]}...): audit entry "
+        decision = "accepted" if _accepted(args) else "rejected"
+        print(f"{decision} {args.bundle} (manifest {bundle.digest[:16]}...): audit entry "
               f"{entry['seq']}, {signed}")
     return 0
