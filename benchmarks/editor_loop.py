@@ -1,0 +1,98 @@
+"""The editor loop's speed: `python benchmarks/editor_loop.py [--rounds N] [--load K]`.
+
+A real window (offscreen), the CPU backend, vector_add and saxpy copied to a private folder.
+It times, from the Verify press to the verdict shown: the first verify (worker and reference
+start), warm re-verifies of unsaved edits, and verifies after switching tabs between the two
+kernels and between saved and unsaved text (each switch used to start a new worker). `--load K`
+keeps K busy processes running meanwhile (a loaded machine). Prints one JSON line per figure.
+Goal (issue 25): a warm re-verify of vector_add under 0.5 s on the 2-core machine at a load of 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def spin() -> None:
+    """A busy process (the machine's load)."""
+    while True:
+        pass
+
+
+def timed_verify(app: object, window: object) -> tuple[float, str]:
+    """Seconds from Verify to the verdict, and its status."""
+    got: list[object] = []
+    window.runner.verified.connect(got.append)  # type: ignore[attr-defined]
+    started = time.perf_counter()
+    assert window.verify()  # type: ignore[attr-defined]
+    while not got:
+        app.processEvents()  # type: ignore[attr-defined]
+        time.sleep(0.002)
+    seconds = time.perf_counter() - started
+    window.runner.verified.disconnect(got.append)  # type: ignore[attr-defined]
+    return seconds, str(got[0].status)  # type: ignore[attr-defined]
+
+
+def main() -> None:
+    """Run the loop and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--load", type=int, default=0)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="editor-loop-"))
+    os.environ["KERNEL_STUDIO_DATA"] = str(work / "data")
+    spinners = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.load)]
+    for process in spinners:
+        process.start()
+    from PySide6.QtWidgets import QApplication
+
+    from app.base.paths import RESOURCES
+    from ui.main_window import MainWindow
+
+    app = QApplication(sys.argv[:1])
+    window = MainWindow(settings_path=work / "s.ini", offer_recovery=False)
+    window.show()
+    window.runner.set_backend("cpu")
+    try:
+        kernels = []
+        for name in ("vector_add", "saxpy"):
+            shutil.copytree(RESOURCES / "kernels" / name, work / name)
+            kernels.append(work / name / f"{name}.cu")
+        editors = window.open_files(kernels)
+        window.tabs.setCurrentWidget(editors[0])
+        first = timed_verify(app, window)
+        warm, switched = [], []
+        for n in range(args.rounds):
+            editors[0].insertText(0, f"// edit {n}\n")  # unsaved: the private copy runs
+            warm.append(timed_verify(app, window))
+        for n in range(args.rounds):
+            window.tabs.setCurrentWidget(editors[n % 2])
+            switched.append(timed_verify(app, window))
+        report = {"load": args.load, "first_s": round(first[0], 3),
+                  "warm_unsaved_median_s": round(statistics.median(s for s, _ in warm), 3),
+                  "switch_median_s": round(statistics.median(s for s, _ in switched), 3),
+                  "statuses": sorted({s for _, s in [first, *warm, *switched]}),
+                  "worker_starts": window.runner.job.starts}
+        print(json.dumps(report), flush=True)
+    finally:
+        window.runner.shutdown()
+        for process in spinners:
+            process.terminate()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
