@@ -7,7 +7,7 @@ from typing import Any
 
 from ui.main_window import MainWindow
 
-CHECK_MS = 60_000
+CHECK_MS = 300_000  # a bound for a wedged check, not a speed goal: a loaded machine is slow
 
 
 def test_the_pane_finds_a_spec_weak_as_it_is_edited_without_writing_it(
