@@ -17,9 +17,10 @@ benchmarks/codec_choice.py) does the typed half, which is what hand-written code
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import msgspec
@@ -49,10 +50,55 @@ def keyed_union(base: type, members: Mapping[str, type]) -> None:
     _KEYED[base] = dict(members)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Shape:
+    """How a dataclass's JSON differs from its fields (see `shape`)."""
+
+    computed: Callable[[Any], dict[str, Any]]
+    order: tuple[str, ...]
+
+
+_SHAPES: dict[type, _Shape] = {}
+
+
+def _nothing(_: Any) -> dict[str, Any]:
+    """No computed keys."""
+    return {}
+
+
+def shape(cls: type, computed: Callable[[Any], dict[str, Any]] = _nothing,
+          order: tuple[str, ...] = ()) -> None:
+    """Declare how the dataclass `cls` is written where its JSON is not just its fields:
+    `computed` gives keys worked out from the record (an exit code, a summary, a field under
+    another name; a key that is also a field's replaces that field's value, a rounded time
+    say), `order` the JSON's keys in order where that is not the fields' order followed by the
+    computed keys (a field it leaves out is not written). Readers ignore the computed keys as
+    they ignore any key a dataclass does not have."""
+    _SHAPES[cls] = _Shape(computed, tuple(order))
+
+
 def to_data(value: Any) -> Any:
     """A record as JSON data (dicts, lists, strings, numbers, booleans, None): StrEnums as their
-    values, fields renamed and left out as the record's options say."""
-    return msgspec.to_builtins(value)
+    values, a Struct's fields renamed and left out as its options say, a dataclass's fields all
+    written in order (as dataclasses.asdict does) with the keys `shape` declared for it."""
+    return msgspec.to_builtins(_shaped(value))
+
+
+def _shaped(value: Any) -> Any:
+    """`value` with every dataclass in it (outside Structs, which msgspec writes by their own
+    options) turned into its JSON object; the rest is left for msgspec."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        found = _SHAPES.get(type(value))
+        if found is not None:
+            data.update(found.computed(value))
+            data = {key: data[key] for key in found.order} if found.order else data
+        return {key: _shaped(item) for key, item in data.items()}
+    if isinstance(value, list | tuple):
+        return [_shaped(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _shaped(item) for key, item in value.items()}
+    return value
 
 
 def to_object(value: Any) -> dict[str, Any]:

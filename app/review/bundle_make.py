@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.base import codec
 from app.compile import OptionError
 from app.compile.includes import scan
 from app.review import audit
@@ -91,8 +92,8 @@ def _claim(variant: Variant, member: str, options: RunOptions,
     named = [(variant.name, spec)] if verdict.passed else []
     timing = time_specs(named, None, options, progress)
     return {"spec": member, "name": variant.name, "source": spec.source,
-            "source_text": read_source(variant), "compile": facts.to_json(),
-            "verdict": verdict.to_json(), "timing": timing.to_json(),
+            "source_text": read_source(variant), "compile": codec.to_object(facts),
+            "verdict": verdict.to_json(), "timing": codec.to_object(timing),
             "cases": [dict(c) for c in spec.cases], "seeds": spec.seeds}
 
 

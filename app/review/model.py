@@ -5,10 +5,13 @@ the engine's heavy parts: the GUI loads this at startup."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from app import __version__
+from app.base import codec
 from app.engine.verify.results import BAD_INPUT, FAILING, UNDECIDED, Status, Verdict
 
 FORMAT = 1
@@ -46,16 +49,6 @@ class CompileFacts:
     opcodes: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CompileFacts:
-        """Facts from to_json's data (unknown keys ignored)."""
-        names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in names})
-
     def mix_text(self) -> str:
         """'mem 12 · arith 40 · ctrl 5 · other 9'."""
         short = {"memory": "mem", "arithmetic": "arith", "control": "ctrl", "other": "other"}
@@ -81,16 +74,6 @@ class TimingRow:
     ratio_high: float | None = None
     gbps: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TimingRow:
-        """A row from to_json's data."""
-        names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in names})
-
     def ratio_words(self) -> str:
         """'0.52x (0.50..0.55)', or '-' without a ratio."""
         if self.ratio is None:
@@ -102,22 +85,14 @@ class TimingRow:
 class Timing:
     """What timing produced: rows, or why there are none, and where it ran."""
 
-    status: str
-    note: str
+    # Defaults so that a report without timing (an empty table) still reads, as it did.
+    status: str = ""
+    note: str = ""
     rows: list[TimingRow] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return {"status": self.status, "note": self.note, "environment": self.environment,
-                "rows": [r.to_json() for r in self.rows]}
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Timing:
-        """Timing from to_json's data."""
-        return cls(str(data.get("status", "")), str(data.get("note", "")),
-                   [TimingRow.from_json(r) for r in data.get("rows", [])],
-                   dict(data.get("environment") or {}))
+codec.shape(Timing, order=("status", "note", "environment", "rows"))
 
 
 @dataclass
@@ -130,19 +105,6 @@ class VariantResult:
     source: str
     compile: CompileFacts
     verdict: Verdict
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return {"name": self.name, "spec_path": self.spec_path, "source_name": self.source_name,
-                "source": self.source, "compile": self.compile.to_json(),
-                "verdict": self.verdict.to_json()}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> VariantResult:
-        """A variant's result from to_json's data."""
-        return cls(str(data["name"]), str(data["spec_path"]), str(data.get("source_name", "")),
-                   str(data.get("source", "")), CompileFacts.from_json(data["compile"]),
-                   Verdict.from_json(data["verdict"]))
 
 
 def exit_code(statuses: list[Status], timing_status: str) -> int:
@@ -188,27 +150,27 @@ class CompareReport:
         return text
 
     def to_json(self) -> dict[str, Any]:
-        """Everything, JSON-ready."""
-        return {"format": FORMAT, "kind": "compare", "version": self.version,
-                "baseline": self.baseline, "cases": self.cases, "seeds": self.seeds,
-                "variants": [v.to_json() for v in self.variants],
-                "timing": self.timing.to_json(), "summary": self.summary(),
-                "exit_code": self.exit_code}
+        """Everything, JSON-ready (the codec's data, with the kind, summary and exit code)."""
+        return codec.to_object(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CompareReport:
         """A report from to_json's data (from a compare process's --json, say); ValueError
-        when it is not one."""
+        (a CodecError naming the field) when it is not one."""
         if data.get("kind") != "compare":
             raise ValueError("this is not a compare report")
-        try:
-            return cls(str(data["baseline"]),
-                       [VariantResult.from_json(v) for v in data["variants"]],
-                       Timing.from_json(data.get("timing") or {}),
-                       list(data.get("cases") or []), int(data.get("seeds") or 0),
-                       str(data.get("version", "")))
-        except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"the compare report is incomplete ({error})") from None
+        return codec.from_data(cls, data, "compare report")
+
+
+def _compare_extras(report: CompareReport) -> dict[str, Any]:
+    """What a compare report's JSON says beyond its fields."""
+    return {"format": FORMAT, "kind": "compare", "summary": report.summary(),
+            "exit_code": report.exit_code}
+
+
+codec.shape(CompareReport, _compare_extras, ("format", "kind", "version", "baseline", "cases",
+                                             "seeds", "variants", "timing", "summary",
+                                             "exit_code"))
 
 
 @dataclass(frozen=True)
@@ -240,13 +202,17 @@ class SpecCheck:
         """The items that differ."""
         return [i for i in self.items if i.differs]
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return {"name": self.name, "spec": self.member, "claimed_status": self.claimed_status,
-                "obtained": {"verdict": self.verdict.to_json(), "compile": self.compile.to_json(),
-                             "timing": self.timing.to_json()},
-                "items": [vars(i) for i in self.items],
-                "differences": len(self.differences)}
+
+def _spec_check_extras(check: SpecCheck) -> dict[str, Any]:
+    """A spec check's JSON: the member as "spec", what was obtained in one table, and how many
+    items differ."""
+    return {"spec": check.member, "differences": len(check.differences),
+            "obtained": {"verdict": check.verdict, "compile": check.compile,
+                         "timing": check.timing}}
+
+
+codec.shape(SpecCheck, _spec_check_extras, ("name", "spec", "claimed_status", "obtained",
+                                             "items", "differences"))
 
 
 @dataclass
@@ -279,33 +245,62 @@ class BundleCheck:
         return 3 if any(s in UNDECIDED for s in statuses) else 0
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready data."""
-        return {"kind": "bundle-verify", "bundle": self.path, "digest": self.digest,
-                "signed_by": self.signer or None, "note": self.note,
-                "claims_hold": self.claims_hold, "exit_code": self.exit_code,
-                "made_in": self.made_in, "here": self.here,
-                "specs": [s.to_json() for s in self.specs]}
+        """JSON-ready data (the codec's, in the shape `bundle verify --json` prints)."""
+        return codec.to_object(self)
 
 
-def spec_check_from_json(data: dict[str, Any]) -> SpecCheck:
-    """A SpecCheck from its to_json data (KeyError or ValueError when it is not one)."""
-    obtained = data["obtained"]
-    check = SpecCheck(str(data["name"]), str(data["spec"]), Verdict.from_json(obtained["verdict"]),
-                      CompileFacts.from_json(obtained["compile"]),
-                      Timing.from_json(obtained["timing"]), str(data["claimed_status"]))
-    check.items = [Item(**item) for item in data.get("items", [])]
-    return check
+def _bundle_check_extras(check: BundleCheck) -> dict[str, Any]:
+    """A bundle check's JSON beyond its fields: its kind, the path as "bundle", the signer
+    (null when unsigned), whether the claims hold and the exit code."""
+    return {"kind": "bundle-verify", "bundle": check.path, "signed_by": check.signer or None,
+            "claims_hold": check.claims_hold, "exit_code": check.exit_code}
+
+
+codec.shape(BundleCheck, _bundle_check_extras, (
+    "kind", "bundle", "digest", "signed_by", "note", "claims_hold", "exit_code", "made_in",
+    "here", "specs"))
+
+
+class _Obtained(msgspec.Struct, frozen=True):
+    """What a spec check obtained, as its JSON holds it."""
+
+    verdict: Verdict
+    compile: CompileFacts
+    timing: Timing
+
+
+class _SpecCheckData(msgspec.Struct, frozen=True):
+    """A spec check as its JSON holds it (what is read back)."""
+
+    name: str
+    spec: str
+    claimed_status: str
+    obtained: _Obtained
+    items: list[Item] = []
+
+    def check(self) -> SpecCheck:
+        """The spec check."""
+        return SpecCheck(self.name, self.spec, self.obtained.verdict, self.obtained.compile,
+                         self.obtained.timing, self.claimed_status, list(self.items))
+
+
+class _BundleCheckData(msgspec.Struct, frozen=True):
+    """A bundle check as `bundle verify --json` prints it (what is read back)."""
+
+    bundle: str
+    digest: str
+    specs: list[_SpecCheckData]
+    signed_by: str | None = None
+    note: str | None = None
+    made_in: dict[str, Any] = {}
+    here: dict[str, Any] = {}
 
 
 def check_from_json(data: dict[str, Any]) -> BundleCheck:
     """A BundleCheck from to_json's data (from a `bundle verify --json` process, say);
-    ValueError when the data is not one."""
+    ValueError (a CodecError naming the field) when the data is not one."""
     if data.get("kind") != "bundle-verify":
         raise ValueError("this is not a bundle check")
-    try:
-        return BundleCheck(str(data["bundle"]), str(data["digest"]),
-                           str(data.get("signed_by") or ""), str(data.get("note") or ""),
-                           dict(data.get("made_in") or {}), dict(data.get("here") or {}),
-                           [spec_check_from_json(s) for s in data["specs"]])
-    except (KeyError, TypeError) as error:
-        raise ValueError(f"the bundle check is incomplete ({error})") from None
+    read = codec.from_data(_BundleCheckData, data, "bundle check")
+    return BundleCheck(read.bundle, read.digest, read.signed_by or "", read.note or "",
+                       dict(read.made_in), dict(read.here), [s.check() for s in read.specs])

@@ -3,6 +3,8 @@ errors that name the record, the field's path and the offending value."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from enum import StrEnum
 
 import msgspec
@@ -94,3 +96,39 @@ def test_text_that_is_not_json_is_a_codec_error() -> None:
 def test_replace_keeps_the_record_type() -> None:
     finding = Finding(Colour.RED)
     assert codec.replace(finding, max_error=1.0) == Finding(Colour.RED, 1.0)
+
+
+@dataclasses.dataclass
+class Timed:
+    """A dataclass whose JSON renames a field, rounds one and adds a computed key."""
+
+    name: str
+    seconds: float
+    note: str = ""
+    scratch: int = 0
+
+
+codec.shape(Timed, lambda t: {"title": t.name.upper(), "seconds": round(t.seconds, 1)},
+            ("title", "name", "seconds", "note"))
+
+
+def test_a_shaped_dataclass_writes_its_computed_keys_in_order_and_reads_back() -> None:
+    data = codec.to_data([Timed("a", 1.26, scratch=5)])
+    assert json.dumps(data) == '[{"title": "A", "name": "a", "seconds": 1.3, "note": ""}]'
+    assert codec.from_data(list[Timed], data, "timed") == [Timed("a", 1.3)]
+
+
+def test_a_plain_dataclass_writes_every_field_as_asdict_does() -> None:
+    finding = Timed("b", 2.0)
+    assert codec.to_object(Outer(finding, [finding])) == {
+        "one": {"title": "B", "name": "b", "seconds": 2.0, "note": ""},
+        "many": [{"title": "B", "name": "b", "seconds": 2.0, "note": ""}], "count": 0}
+
+
+@dataclasses.dataclass
+class Outer:
+    """A dataclass holding shaped ones, with a default field that is still written."""
+
+    one: Timed
+    many: list[Timed]
+    count: int = 0

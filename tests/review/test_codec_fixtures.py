@@ -30,6 +30,26 @@ def test_an_old_compare_report_reads_and_writes_back_the_same() -> None:
     assert json.loads(json.dumps(report.to_json())) == stored
 
 
+def test_the_old_reports_file_is_written_back_byte_for_byte() -> None:
+    reports = _reports()
+    again = {"compare": CompareReport.from_json(reports["compare"]).to_json(),
+             "bundle_check": check_from_json(reports["bundle_check"]).to_json()}
+    text = (FIXTURES / "reports.json").read_text(encoding="utf-8")
+    assert json.dumps(again, indent=1) + "\n" == text
+
+
+def test_a_malformed_report_names_its_field() -> None:
+    stored = _reports()["compare"]
+    stored["variants"][0]["verdict"]["runs"][1]["findings"][0]["count"] = "three"
+    with pytest.raises(ValueError, match=r"compare report: variants\[0\]\.verdict\.runs\[1\]"
+                                         r"\.findings\[0\]\.count: expected a whole number"):
+        CompareReport.from_json(stored)
+    check = _reports()["bundle_check"]
+    del check["specs"][0]["obtained"]["timing"]
+    with pytest.raises(ValueError, match=r"bundle check: specs\[0\]\.obtained\.timing: missing"):
+        check_from_json(check)
+
+
 def test_an_old_bundle_check_reads_and_writes_back_the_same() -> None:
     stored = _reports()["bundle_check"]
     check = check_from_json(stored)

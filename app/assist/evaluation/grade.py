@@ -27,6 +27,7 @@ from app.assist.refine.attempts import NO_CODE
 from app.assist.refine.loop import Chain, Generator, Job, LoopSettings, RefineLoop, undecided
 from app.assist.refine.verifypool import VerifyPool, vouch_for
 from app.assist.tasks.suite import HeldOut, Task, TaskError
+from app.base import codec
 from app.engine.verify.results import BAD_INPUT, Status
 from app.engine.verify.runs import VerifyOptions
 
@@ -82,14 +83,19 @@ class EvalSettings:
     # Tasks that could not even be loaded: {"task", "message"}.
     broken: list[dict[str, str]] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        """The settings a stored result records (enough to repeat the run)."""
-        return {"tasks": [t.name for t in self.tasks], "k": self.k, "rounds": self.rounds,
-                "arms": [vars(a) for a in self.arms], "max_new_tokens": self.max_new_tokens,
-                "temperature": self.temperature, "top_p": TOP_P,
-                "repetition_penalty": REPETITION_PENALTY, "batch": self.batch,
-                "workers": self.workers, "backend": self.backend, "timeout": self.timeout,
-                "seed": self.seed}
+
+def _settings_extras(settings: EvalSettings) -> dict[str, Any]:
+    """What stored settings say beyond the fields they keep: task names, the sampling
+    constants."""
+    return {"tasks": [t.name for t in settings.tasks], "top_p": TOP_P,
+            "repetition_penalty": REPETITION_PENALTY}
+
+
+# The settings a stored result records (enough to repeat the run); not the folder, the
+# held-out set or the broken tasks.
+codec.shape(EvalSettings, _settings_extras, (
+    "tasks", "k", "rounds", "arms", "max_new_tokens", "temperature", "top_p",
+    "repetition_penalty", "batch", "workers", "backend", "timeout", "seed"))
 
 
 @dataclass
@@ -112,16 +118,22 @@ class EvalResult:
     def summaries(self) -> dict[str, dict[str, Any]]:
         """The summary of every arm."""
         k = int(self.settings.get("k", 1))
-        return {arm: summarize(items, k).as_dict() for arm, items in self.outcomes.items()}
+        return {arm: codec.to_object(summarize(items, k))
+                for arm, items in self.outcomes.items()}
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready description (what the store keeps)."""
-        return {"id": self.id, "started": self.started, "seconds": round(self.seconds, 2),
-                "settings": self.settings, "model": self.model, "stopped": self.stopped,
-                "run_dir": self.run_dir, "broken": self.broken, "notes": self.notes,
-                "summaries": self.summaries(), "lifts": [x.as_dict() for x in self.lifts],
-                "outcomes": {arm: [o.as_dict() for o in items]
-                             for arm, items in self.outcomes.items()}}
+        """A JSON-ready description (what the store keeps: the codec's data)."""
+        return codec.to_object(self)
+
+
+def _result_extras(result: EvalResult) -> dict[str, Any]:
+    """A stored result beyond its fields: the time to the centisecond, every arm's summary."""
+    return {"seconds": round(result.seconds, 2), "summaries": result.summaries()}
+
+
+codec.shape(EvalResult, _result_extras, (
+    "id", "started", "seconds", "settings", "model", "stopped", "run_dir", "broken", "notes",
+    "summaries", "lifts", "outcomes"))
 
 
 def chain_seed(task: str, index: int, seed: int) -> int:
@@ -247,7 +259,7 @@ class Evaluation:
         """Evaluate; the result holds whatever was decided, even after Stop."""
         started = time.perf_counter()
         result = EvalResult(uuid.uuid4().hex[:12], time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                            self.settings.as_dict(), run_dir=str(self.settings.run_dir),
+                            codec.to_object(self.settings), run_dir=str(self.settings.run_dir),
                             broken=list(self.settings.broken))
         jobs = _jobs(self.settings, self.model, result.broken)
         for item in result.broken:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
+from app.base import codec
+
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261
 CONFIDENCE = 0.95
@@ -52,21 +54,18 @@ class TaskOutcome:
         """pass@k of this task (k capped at the chains that ran)."""
         return pass_at_k(self.chains, self.passed, min(k, self.chains))
 
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready description."""
-        return {"task": self.task, "level": self.level, "dtype": self.dtype,
-                "chains": self.chains, "passed": self.passed, "attempts": self.attempts,
-                "compile_errors": self.compile_errors, "rounds_to_pass": list(self.rounds_to_pass),
-                "new_tokens": self.new_tokens, "prompt_tokens": self.prompt_tokens,
-                "generate_s": round(self.generate_s, 3), "verify_s": round(self.verify_s, 3),
-                "undecided": self.undecided, "no_code": self.no_code}
-
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TaskOutcome:
-        """An outcome from as_dict's data."""
-        values = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        values["rounds_to_pass"] = tuple(values.get("rounds_to_pass", ()))
-        return cls(**values)
+    def from_dict(cls, data: Any) -> TaskOutcome:
+        """An outcome from its stored JSON (CodecError naming the field when it is not one)."""
+        return codec.from_data(cls, data, "task outcome")
+
+
+def _rounded_times(outcome: TaskOutcome) -> dict[str, Any]:
+    """An outcome's times as stored: to the millisecond."""
+    return {"generate_s": round(outcome.generate_s, 3), "verify_s": round(outcome.verify_s, 3)}
+
+
+codec.shape(TaskOutcome, _rounded_times)
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -92,10 +91,6 @@ class Summary:
     attempts: int
     by_level: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
     by_dtype: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready description."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 def _group(outcomes: list[TaskOutcome], key: Callable[[TaskOutcome], Any],
@@ -141,8 +136,8 @@ class Lift:
     confidence: float = CONFIDENCE
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready description."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        """A JSON-ready description (the codec's)."""
+        return codec.to_object(self)
 
     def describe(self) -> str:
         """'+0.031 (95% interval -0.010 to +0.072) over 40 tasks'."""

@@ -4,9 +4,11 @@ A timeout or a crash is a result with a stage and a message, never an exception.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
+
+from app.base import codec
 
 # A run's start in words (the values of app.engine.verify.buffers.Start; results sits below
 # buffers, which imports the spec and NumPy).
@@ -100,13 +102,6 @@ class Finding:
     max_abs_error: float | None = None
     max_rel_error: float | None = None
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Finding:
-        """A finding from its JSON (asdict)."""
-        values = known_fields(cls, data)
-        values["kind"] = Status(values["kind"])
-        return cls(**values)
-
     def describe(self) -> str:
         """Several lines naming the buffer, the first bad indices and values, and the errors."""
         lines = [f"{self.buffer}: {self.message}"]
@@ -138,12 +133,9 @@ class RunResult:
         return self.status == Status.PASSED
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunResult:
-        """A run from its JSON (asdict)."""
-        values = known_fields(cls, data)
-        values["status"] = Status(values["status"])
-        values["findings"] = [Finding.from_json(f) for f in values.get("findings", [])]
-        return cls(**values)
+    def from_json(cls, data: Any) -> RunResult:
+        """A run from its JSON (CodecError naming the field when it is not one)."""
+        return codec.from_data(cls, data, "run result")
 
     def title(self) -> str:
         """`case {n=1000} seed 2: passed`; a failed run also says how its outputs started."""
@@ -183,19 +175,14 @@ class Verdict:
         return exit_code_for(self.status, Status.PASSED)
 
     def to_json(self) -> dict[str, Any]:
-        """Everything, as JSON-ready data."""
-        data = asdict(self)
-        data["plain_words"] = PLAIN_WORDS.get(self.status, "")
-        data["exit_code"] = self.exit_code
-        return data
+        """Everything, as JSON-ready data (the codec's, with the plain words and exit code)."""
+        return codec.to_object(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Verdict:
-        """A verdict from to_json's data (across the GUI's job pipe, say)."""
-        values = known_fields(cls, data)
-        values["status"] = Status(values["status"])
-        values["runs"] = [RunResult.from_json(r) for r in values.get("runs", [])]
-        return cls(**values)
+    def from_json(cls, data: Any) -> Verdict:
+        """A verdict from to_json's data (across the GUI's job pipe, say); CodecError naming
+        the field when it is not one."""
+        return codec.from_data(cls, data, "verdict")
 
     def describe(self) -> str:
         """A readable report: the verdict, then every run, with details for failures."""
@@ -226,6 +213,14 @@ class Verdict:
         fresh = ", ".join(map(str, self.fresh_seeds))
         return (f"fresh seeds drawn for this run: {fresh} (replay one with kernel-studio "
                 f"verify SPEC --seed {self.fresh_seeds[0]})")
+
+
+def _verdict_extras(verdict: Verdict) -> dict[str, Any]:
+    """What a verdict's JSON says beyond its fields: the status in words and the exit code."""
+    return {"plain_words": PLAIN_WORDS.get(verdict.status, ""), "exit_code": verdict.exit_code}
+
+
+codec.shape(Verdict, _verdict_extras)
 
 
 def overall_status(runs: list[RunResult]) -> Status:

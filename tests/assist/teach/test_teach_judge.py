@@ -27,6 +27,7 @@ from app.assist.model.adapters import (
 from app.assist.model.manifest import read_manifest
 from app.assist.tasks.suite import load_suite
 from app.assist.teach.judge import JudgeError, apply, check_runs, discard_folder, judge, read_result
+from app.base import codec
 from app.base.paths import RESOURCES
 from app.cli.entry import main
 
@@ -53,7 +54,7 @@ def _result(passed: list[int], adapter: str = "", model: str = "smollm2-135m-ins
                             seed=seed)
     outcomes = [TaskOutcome(t.name, t.level, "float32", CHAINS, p, attempts=CHAINS)
                 for t, p in zip(tasks, passed, strict=True)]
-    result = EvalResult("r1", "2026-01-01T00:00:00", settings.as_dict(),
+    result = EvalResult("r1", "2026-01-01T00:00:00", codec.to_object(settings),
                         {settings.arms[0].name: outcomes}, stopped=stopped,
                         model={"name": model, "adapter": adapter,
                                "quantization": quantization})

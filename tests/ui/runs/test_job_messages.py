@@ -93,5 +93,5 @@ def test_a_result_the_gui_cannot_read_fails_the_job_saying_why(
         assert controller.verify(tmp_path / "k.toml")
     kind, message, hint = blocker.args
     assert kind == "verify" and message.startswith("the verify result cannot be read")
-    assert "'splendid' is not a valid Status" in message and "restart" in hint
+    assert "verdict: status: invalid enum value 'splendid'" in message and "restart" in hint
     assert busy[-1] is None and not controller.running
