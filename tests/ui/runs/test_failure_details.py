@@ -51,7 +51,7 @@ def test_the_selected_row_and_the_details_agree_after_each_run(
     first = verify_and_wait(qtbot, window)
     failing = next(row for row, run in enumerate(first.runs) if not run.passed)
     assert failing > 0  # n = 1 passes: the first failure is not the first row
-    assert pane.selected_run() == failing
+    qtbot.waitUntil(lambda: pane.selected_run() == failing, timeout=10_000)
     assert pane.details.toPlainText() == run_details(first.runs[failing], pane.time_limit())
     pane.select_run(0)
     assert pane.details.toPlainText().startswith("case {n=1}, seed")
