@@ -17,7 +17,7 @@ from app.engine.bench.roofline import (
     share,
 )
 from app.engine.verify.results import Status
-from app.engine.worker.timing import TimingPlan
+from app.engine.worker.timing import StopReason, TimingPlan
 
 
 def _label(variant: VariantTiming) -> str:
@@ -35,7 +35,8 @@ def _sample_flags(variant: VariantTiming, plan: TimingPlan) -> list[Flag]:
     if stats.count < plan.min_samples:
         flags.append(Flag("few_samples", f"{_label(variant)}: only {stats.count} samples (the "
                           f"time limit came first; {plan.min_samples} were wanted)"))
-    if variant.stop_reason != "noise" and stats.rse is not None and stats.rse >= plan.rse_target:
+    noisy = stats.rse is not None and stats.rse >= plan.rse_target
+    if variant.stop_reason != StopReason.NOISE and noisy:
         flags.append(Flag("noisy", f"{_label(variant)}: the noise (relative standard error "
                           f"{stats.rse:.2%}) is above the {plan.rse_target:.2%} target: compare "
                           "with care"))

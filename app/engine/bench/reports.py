@@ -12,7 +12,7 @@ from typing import Any
 from app.engine.bench.roofline import Flag
 from app.engine.bench.stats import Stats
 from app.engine.verify.results import RunResult, Status, exit_code_for, known_fields
-from app.engine.worker.timing import STOP_WORDS
+from app.engine.worker.timing import STOP_WORDS, StopReason
 
 HEADER = ["variant", "median", "p10..p90", "IQR", "n", "noise", "GB/s", "of BW peak",
           "GFLOP/s", "of FP32 peak", "checks"]
@@ -262,8 +262,9 @@ class BenchReport:
 
 
 def stop_words(reason: str) -> str:
-    """Why sampling stopped, in words."""
-    return STOP_WORDS.get(reason, reason)
+    """Why sampling stopped, in words (a word this version does not know, as it is)."""
+    known = reason in StopReason.__members__.values()
+    return STOP_WORDS[StopReason(reason)] if known else reason
 
 
 def _or_nan(value: float | None) -> float:

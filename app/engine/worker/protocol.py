@@ -25,7 +25,7 @@ import msgspec
 
 from app.base import codec
 from app.base.codec import always
-from app.engine.worker.timing import SamplingOutcome, TimingPlan
+from app.engine.worker.timing import SamplingOutcome, StopReason, TimingPlan
 
 VERSION = 1
 
@@ -279,7 +279,7 @@ class BenchReply(msgspec.Struct, frozen=True):
 
     samples_ms: list[list[float]]
     order: list[int]
-    stop_reason: str
+    stop_reason: StopReason
     warmup_launches: list[int]
     clocks: Clocks
     sampling_ms: float

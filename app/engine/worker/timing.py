@@ -27,12 +27,23 @@ class TimingMode(StrEnum):
 
 
 MODES = tuple(TimingMode)
+
+
+class StopReason(StrEnum):
+    """Why sampling stopped (its value is the word the JSON keeps)."""
+
+    NOISE = "noise"
+    BUDGET = "budget"
+    CAP = "cap"
+    LIMIT = "limit"
+
+
 # Stop reasons, in the words the reports use.
 STOP_WORDS = {
-    "noise": "the noise fell under the target",
-    "budget": "the time budget was spent",
-    "cap": "the sample cap was reached",
-    "limit": "the hard time limit was reached before the minimum sample count",
+    StopReason.NOISE: "the noise fell under the target",
+    StopReason.BUDGET: "the time budget was spent",
+    StopReason.CAP: "the sample cap was reached",
+    StopReason.LIMIT: "the hard time limit was reached before the minimum sample count",
 }
 _PLAN_FIELDS = ("mode", "budget_ms", "min_samples", "max_samples", "rse_target", "warmup_ms",
                 "max_warmup", "limit_ms")
@@ -107,23 +118,21 @@ def _quiet(samples: Sequence[float], target: float) -> bool:
 
 
 def stop_reason(plan: TimingPlan, samples: Sequence[Sequence[float]],
-                elapsed_ms: float) -> str | None:
-    """Why sampling should stop now (a key of STOP_WORDS), or None to go on.
+                elapsed_ms: float) -> StopReason | None:
+    """Why sampling should stop now, or None to go on.
 
     `samples` holds each variant's samples so far; `elapsed_ms` the time spent sampling. The
     budget is per variant, so two interleaved variants get twice the time."""
     counts = [len(s) for s in samples]
-    if not counts:
-        return "cap"
-    if min(counts) >= plan.max_samples:
-        return "cap"
+    if not counts or min(counts) >= plan.max_samples:
+        return StopReason.CAP
     enough = min(counts) >= plan.min_samples
     if enough and all(_quiet(s, plan.rse_target) for s in samples):
-        return "noise"
+        return StopReason.NOISE
     if enough and elapsed_ms >= plan.budget_ms * len(counts):
-        return "budget"
+        return StopReason.BUDGET
     if elapsed_ms >= plan.hard_limit_ms(len(counts)):
-        return "limit"
+        return StopReason.LIMIT
     return None
 
 
@@ -138,7 +147,7 @@ class SamplingOutcome:
 
     samples_ms: list[list[float]]
     order: list[int]
-    stop_reason: str
+    stop_reason: StopReason
     warmup_launches: list[int]
     clock_start_mhz: float | None = None
     clock_end_mhz: float | None = None
