@@ -433,16 +433,23 @@ class MainWindow(QMainWindow):
         self.status.set_position(int(editor.lineFromPosition(position)) + 1,
                                  int(editor.column(position)) + 1)
         self.status.showMessage(self.runs.follow(editor), 8000)
+        self._follow_spec(editor)
+
+    def _follow_spec(self, editor: CudaEditor) -> None:
+        """The Spec pane shows the spec beside the tab's file (unless its form has edits)."""
         path = self.tabs.document(editor).path
         spec = spec_for(path) if path else None
         if spec is not None and spec != self.spec_panel.path and not self.spec_panel.is_modified():
             self.spec_panel.load(spec)
 
     def _document_saved(self, editor: CudaEditor) -> None:
-        """A saved spec file reloads the panel."""
+        """A saved spec file reloads the panel; a kernel saved under another name (Save As into
+        another folder) brings the spec beside its new place."""
         path = self.tabs.document(editor).path
         if path is not None and path == self.spec_panel.path and not self.spec_panel.is_modified():
             self.spec_panel.load(path)
+        elif editor is self.tabs.current():
+            self._follow_spec(editor)
 
     def toggle_comment(self) -> None:
         """Comment or uncomment the selected lines of the current editor."""

@@ -186,9 +186,11 @@ class EditorTabs(QTabWidget):
         chosen = self.prompter.ask_save_path(suggestion)
         if not chosen:
             return False
+        # The new name first: whoever hears documentSaved sees where the buffer now lives.
+        previous, document.path = document.path, Path(chosen)
         if not self._write(editor, Path(chosen)):
+            document.path = previous
             return False
-        document.path = Path(chosen)
         self._refresh_titles()
         return True
 
