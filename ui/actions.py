@@ -52,6 +52,9 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "settings": ("&Edit", "Setti&ngs\u2026", "Ctrl+,",
                  "Font size, default architecture, compiler options, backend, time limit"),
     "build": ("&Build", "&Build", "Ctrl+B", "Compile the current file"),
+    "sass_diff": ("&Build", "SASS &diff\u2026", "Ctrl+Shift+D",
+                  "Compare the kernel's SASS with another architecture's or another tab's "
+                  "kernel, in the PTX / SASS pane (Escape leaves the diff)"),
     "verify": ("&Run", "&Verify", "F5", "Run the kernel against its reference"),
     "bench": ("&Run", "&Bench", "Ctrl+F5", "Time the kernel"),
     "bench_options": ("&Run", "Bench with &options\u2026", "Ctrl+Shift+F5",

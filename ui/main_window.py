@@ -246,6 +246,7 @@ class MainWindow(QMainWindow):
             "replace": lambda: find.open_find(True),
             "find_next": find.find_next, "find_previous": find.find_previous,
             "comment": self.toggle_comment, "build": self.build, "verify": self.verify,
+            "sass_diff": self.runs.open_sass_diff,
             "bench": self.bench, "bench_options": self.bench_with_options,
             "memcheck": lambda: self.verify("memcheck"),
             "racecheck": lambda: self.verify("racecheck"), "cancel": self.runner.cancel,

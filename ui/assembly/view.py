@@ -5,24 +5,33 @@ its SASS listing and its own part of the module's PTX, not the whole module, col
 source lines they came from quoted between the instructions. Selecting a source line highlights
 the instructions made from it and counts them; Previous and Next step through them. Clicking
 an instruction marks it and asks the editor to show its source line (sourceLineRequested).
+
+The header says which architecture the build shown is for; the arch picker asks for a build of
+the current text for another one (archChosen), and the Diff menu for the SASS of another
+architecture or another tab's kernel to compare with (diffRequested): the window's commands run
+those builds and hand the results back (show_assembly, begin_diff, finish_diff). Escape leaves
+the diff.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import QEvent, Signal
-from PySide6.QtGui import QColor, QPalette, QTextCursor, QTextFormat
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QColor, QKeyEvent, QPalette, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
+    QStackedWidget,
     QTabWidget,
     QTextEdit,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -38,8 +47,13 @@ from app.compile.assembly import (
     sass_rows_for_line,
 )
 from app.compile.listing import ListingLine, quote_locs, sass_listing
+from ui.assembly.arch_box import ArchBox
+from ui.assembly.diff_view import SassDiffView
 from ui.assembly.highlighter import PTX_RULES, SASS_RULES, AssemblyHighlighter
 from ui.fonts import code_font
+
+DIFF_ARCH, DIFF_TAB = "arch", "tab"  # what diffRequested's first argument names
+NO_BUILD = "No build shown: Build (Ctrl+B) to see its SASS and PTX."
 
 # Backgrounds: the selected line's instructions, and the one clicked or stepped to.
 LINE_COLOURS = {True: ("#2f4a35", "#4f7a3a"), False: ("#e6f4e9", "#b9e0a5")}
@@ -70,6 +84,8 @@ class AssemblyView(QWidget):
     PTX tabs."""
 
     sourceLineRequested = Signal(int)
+    archChosen = Signal(str)  # build the current text for this architecture and show it
+    diffRequested = Signal(str, str)  # DIFF_ARCH and an architecture, or DIFF_TAB and a tab's id
 
     def __init__(self, parent: QWidget | None = None) -> None:
         """Empty until show_assembly()."""
@@ -99,6 +115,24 @@ class AssemblyView(QWidget):
         self.ptx_colours = AssemblyHighlighter(self.ptx_view.document(), PTX_RULES,
                                                self.palette())
         self.tabs = QTabWidget()
+        self.header_label = QLabel(NO_BUILD)
+        self.header_label.setWordWrap(True)
+        self.arch_label = QLabel("Arch:")
+        self.arch_box = ArchBox()
+        self.diff_button = QToolButton()
+        self.diff_button.setText("Diff \u25be")
+        self.diff_button.setToolTip("Compare this kernel's SASS with another architecture's or "
+                                    "another tab's kernel (Build > SASS diff, Ctrl+Shift+D)")
+        self.diff_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.diff_menu = QMenu(self)
+        self.diff_menu.setObjectName("menu_sass_diff")
+        self.diff_button.setMenu(self.diff_menu)
+        self.diff_view = SassDiffView()
+        self.pages = QStackedWidget()
+        # (buffer id, title) of the other tabs the Diff menu offers; the window's commands set it.
+        self.diff_tabs: Callable[[], list[tuple[str, str]]] = list
+        self._arch = ""  # the architecture of the build shown
+        self._diff_pending = False  # a diff waits for the other build
         self._sass: dict[str, list[SassRow]] = {}
         self._rows: list[SassRow] = []
         self._listing: list[ListingLine] = []
@@ -117,7 +151,13 @@ class AssemblyView(QWidget):
         self._update_line_bar()
 
     def _build(self) -> None:
-        """Selector and summary, the line's bar, then the two views."""
+        """The header with the arch picker and Diff, the kernel selector, then either the
+        summary, the line's bar and the two views, or the diff."""
+        header = QHBoxLayout()
+        header.addWidget(self.header_label, 1)
+        header.addWidget(self.arch_label)
+        header.addWidget(self.arch_box)
+        header.addWidget(self.diff_button)
         top = QHBoxLayout()
         top.addWidget(self.kernel_label)
         top.addWidget(self.kernel_box, 1)
@@ -128,12 +168,24 @@ class AssemblyView(QWidget):
         bar.addWidget(self.next_button)
         self.tabs.addTab(self.sass_view, "SASS")
         self.tabs.addTab(self.ptx_view, "PTX")
+        listings = QWidget()
+        inner = QVBoxLayout(listings)
+        inner.setContentsMargins(0, 0, 0, 0)
+        inner.addWidget(self.mix_label)
+        inner.addLayout(bar)
+        inner.addWidget(self.tabs, 1)
+        self.pages.addWidget(listings)
+        self.pages.addWidget(self.diff_view)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(header)
         layout.addLayout(top)
-        layout.addWidget(self.mix_label)
-        layout.addLayout(bar)
-        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.pages, 1)
+        self.arch_box.activated.connect(lambda index: self._arch_activated(
+            self.arch_box.itemText(index)))
+        self.diff_menu.aboutToShow.connect(self._fill_diff_menu)
+        self.diff_view.closeRequested.connect(self.leave_diff)
+        self.diff_button.setEnabled(False)
         self.kernel_box.currentTextChanged.connect(self._show_kernel)
         self.tabs.currentChanged.connect(lambda _: self._update_mix())
         self.sass_view.cursorPositionChanged.connect(self._sass_clicked)
@@ -146,10 +198,18 @@ class AssemblyView(QWidget):
     def show_assembly(self, ptx: str, sass: Mapping[str, Sequence[dict[str, Any]]],
                       source: str = "",
                       ptx_by_kernel: Mapping[str, str | None] | None = None,
-                      source_text: str = "") -> None:
+                      source_text: str = "", *, arch: str = "", note: str = "") -> None:
         """Show a build: the module's PTX, each kernel's PTX (`ptx_by_kernel`, cut out of the
         module by app.compile.ptx_function) and SASS; `source` names the edited file and
-        `source_text` is the text that was built (quoted between the instructions)."""
+        `source_text` is the text that was built (quoted between the instructions); `arch` is
+        what it was built for, `note` what the header adds about it."""
+        self.leave_diff()
+        self._arch = arch
+        self.arch_box.set_shown(arch)
+        if arch:
+            self.arch_box.load()
+        self.header_label.setText(f"SASS and PTX for {arch}" + (f" ({note})" if note else "")
+                                  if arch else NO_BUILD)
         self._source, self._source_text = source, source_text
         # A line chosen in another build (another tab's, maybe) means nothing in this one.
         self._line, self._line_rows, self._current = 0, [], -1
@@ -165,7 +225,97 @@ class AssemblyView(QWidget):
         # A chooser only when there is a choice to make.
         self.kernel_box.setVisible(len(names) > 1)
         self.kernel_label.setVisible(len(names) > 1)
+        self.diff_button.setEnabled(bool(self._sass))
         self._show_kernel(self.kernel_box.currentText())
+
+    @property
+    def arch(self) -> str:
+        """The architecture of the build shown ('' when none)."""
+        return self._arch
+
+    def _arch_activated(self, arch: str) -> None:
+        """The user picked an architecture: ask for its build; the box and the header keep
+        saying what is shown until it comes."""
+        self.arch_box.set_shown(self._arch)
+        if arch and arch != self._arch and self._arch:
+            self.header_label.setText(f"SASS and PTX for {self._arch}; building for "
+                                      f"{arch}\u2026")
+            self.archChosen.emit(arch)
+
+    def arch_refused(self, why: str) -> None:
+        """The build for a picked architecture could not start: say so in the header."""
+        self.header_label.setText(f"SASS and PTX for {self._arch} ({why})")
+
+    # -- the diff -----------------------------------------------------------------------------
+
+    def open_diff_menu(self) -> None:
+        """Pop the Diff menu up under its button (for the menu entry and its key)."""
+        self.diff_menu.popup(self.diff_button.mapToGlobal(self.diff_button.rect().bottomLeft()))
+        self.diff_menu.setFocus()
+
+    def _fill_diff_menu(self) -> None:
+        """The other architectures and the other tabs, as the menu opens."""
+        menu = self.diff_menu
+        menu.clear()
+        if not self._rows:
+            menu.addAction("Build first (Ctrl+B) to compare its SASS").setEnabled(False)
+            return
+        menu.addSection("Against another architecture")
+        for arch in self.arch_box.archs:
+            if arch != self._arch:
+                self._diff_action(arch, f"diff_arch_{arch}", DIFF_ARCH, arch)
+        if not self.arch_box.loaded:
+            menu.addAction("(asking NVRTC for its architectures\u2026)").setEnabled(False)
+        menu.addSection("Against another tab's kernel")
+        others = self.diff_tabs()
+        for number, (buffer_id, title) in enumerate(others):
+            self._diff_action(title, f"diff_tab_{number}", DIFF_TAB, buffer_id)
+        if not others:
+            menu.addAction("(no other tab open)").setEnabled(False)
+
+    def _diff_action(self, text: str, name: str, kind: str, target: str) -> None:
+        """One entry of the Diff menu."""
+        action = self.diff_menu.addAction(text)
+        action.setObjectName(name)
+        action.triggered.connect(lambda _=False: self.diffRequested.emit(kind, target))
+
+    def begin_diff(self, left: str, right: str) -> None:
+        """Show the diff page for the kernel shown (from the build named `left`) against the
+        build named `right`, which is on its way."""
+        self.diff_view.begin(self.kernel_box.currentText(), self._rows, left, right)
+        self._diff_pending = True
+        self.pages.setCurrentWidget(self.diff_view)
+        self.diff_view.listing.setFocus()
+
+    def finish_diff(self, sass: Mapping[str, Sequence[dict[str, Any]]],
+                    problem: str = "") -> None:
+        """The other build's SASS per kernel (or why there is none): show the diff."""
+        if not self._diff_pending:
+            return  # left, or replaced by another build, while it was built
+        self._diff_pending = False
+        self.diff_view.finish({name: sass_rows(rows) for name, rows in sass.items()}, problem)
+
+    def diff_pending(self) -> bool:
+        """Whether the diff page waits for the other build."""
+        return self._diff_pending
+
+    def in_diff(self) -> bool:
+        """Whether the diff page is shown."""
+        return self.pages.currentWidget() is self.diff_view
+
+    def leave_diff(self) -> None:
+        """Back to the listings."""
+        self._diff_pending = False
+        self.pages.setCurrentIndex(0)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Escape leaves the diff."""
+        if event.key() == Qt.Key.Key_Escape and self.in_diff():
+            self.leave_diff()
+            self.tabs.currentWidget().setFocus()
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
     def kernels(self) -> list[str]:
         """The kernels of the build shown, in the file's order."""
@@ -334,3 +484,4 @@ class AssemblyView(QWidget):
             for colours in (self.sass_colours, self.ptx_colours):
                 colours.set_palette(self.palette())
             self._mark_sass(scroll=False)
+            self.diff_view.set_palette_colours()

@@ -20,13 +20,13 @@ from app.compile.assembly import same_file
 from app.engine.verify.results import Status, Verdict
 from app.spec.files import spec_for
 from app.workspace.snapshot import SnapshotError
-from ui.assembly.view import AssemblyView
+from ui.assembly.view import DIFF_ARCH, AssemblyView
 from ui.editor.cuda_editor import CudaEditor
 from ui.editor.tabs import EditorTabs
 from ui.message_log import Reporter
 from ui.runs.bench_options_dialog import BenchOptionsDialog
 from ui.runs.compile_pane import CompilePane
-from ui.runs.controller import BuildSnapshot, RunController
+from ui.runs.controller import DIFF, BuildSnapshot, RunController
 from ui.runs.results_pane import ResultsPane
 from ui.spec.panel import SpecPanel
 
@@ -80,6 +80,9 @@ class RunCommands(QObject):
         """Route the run controller's and the panes' signals here."""
         self.compile_pane.diagnosticActivated.connect(self.go_to_diagnostic)
         self.assembly_view.sourceLineRequested.connect(self.show_source_line)
+        self.assembly_view.archChosen.connect(self.build_for_arch)
+        self.assembly_view.diffRequested.connect(self.diff_with)
+        self.assembly_view.diff_tabs = self.other_tabs
         self.runner.built.connect(self.show_build)
         self.runner.verified.connect(self.show_verdict)
         self.runner.benched.connect(self.show_bench)
@@ -87,8 +90,9 @@ class RunCommands(QObject):
 
     # -- build --------------------------------------------------------------------------------
 
-    def build(self) -> bool:
-        """Compile the current buffer's text in the background."""
+    def build(self, arch: str | None = None) -> bool:
+        """Compile the current buffer's text in the background (for `arch` instead of the
+        Settings' when given: the PTX / SASS pane's picker)."""
         editor = self.tabs.current()
         if editor is None:
             self.report("info", "Nothing to build", "Open a kernel or start one from a template.")
@@ -96,15 +100,27 @@ class RunCommands(QObject):
         document = self.tabs.document(editor)
         text, version = editor.snapshot()
         if not self.runner.build(text, version, document.buffer_id, document.path,
-                                 document.untitled_name, self.spec_panel.spec()):
+                                 document.untitled_name, self.spec_panel.spec(), arch=arch):
             self.report("info", *BUSY)
             return False
         self.compile_pane.show_running()
-        self.show_pane("compile")
+        if arch is None:  # a build from the picker keeps the PTX / SASS pane in front
+            self.show_pane("compile")
         return True
 
+    def build_for_arch(self, arch: str) -> None:
+        """The PTX / SASS pane's picker: build the current text for `arch` and show it, the
+        Settings' arch unchanged."""
+        if not self.build(arch):
+            self.assembly_view.arch_refused(f"{arch} not built: another job is running"
+                                            if self.runner.running else f"{arch} not built")
+
     def show_build(self, snapshot: BuildSnapshot, data: dict[str, Any]) -> None:
-        """Keep a build for its buffer; show it when that buffer's tab is the active one."""
+        """Keep a build for its buffer; show it when that buffer's tab is the active one. The
+        other side of a SASS diff goes to the diff instead."""
+        if snapshot.purpose == DIFF:
+            self._show_diff_side(data)
+            return
         self._state(snapshot.buffer_id).build = (snapshot, data)
         if self._is_current(snapshot.buffer_id):
             self._show_build(snapshot, data)
@@ -119,8 +135,11 @@ class RunCommands(QObject):
         if editor is not None:
             editor.set_diagnostics([d for d in items if same_file(d.file, snapshot.filename)])
         ptx = data.get("ptx") if isinstance(data.get("ptx"), str) else ""
+        note = f"picked here; Build uses {self.runner.arch or 'the default arch'} from " \
+            "Settings" if snapshot.arch else ""
         self.assembly_view.show_assembly(str(ptx), data.get("sass") or {}, snapshot.filename,
-                                         data.get("ptx_functions") or {}, snapshot.text)
+                                         data.get("ptx_functions") or {}, snapshot.text,
+                                         arch=str(data.get("arch") or ""), note=note)
         self.assembly_buffer = snapshot.buffer_id
         if not announce:
             return
@@ -128,6 +147,71 @@ class RunCommands(QObject):
         self.report("info" if ok else "error", self.compile_pane.summary.text(),
                     "" if ok else "Click a diagnostic to jump to its line.", show=False)
         self.show_pane("compile")
+
+    # -- the SASS diff ------------------------------------------------------------------------
+
+    def open_sass_diff(self) -> None:
+        """Build > SASS diff: the PTX / SASS pane in front with its Diff menu open."""
+        self.show_pane("assembly")
+        self.assembly_view.open_diff_menu()
+
+    def other_tabs(self) -> list[tuple[str, str]]:
+        """(buffer id, title) of the tabs other than the one whose build the pane shows."""
+        documents = [self.tabs.document(editor) for editor in self.tabs.editors()]
+        return [(d.buffer_id, self.tabs.distinct_title(d)) for d in documents
+                if d.buffer_id != self.assembly_buffer]
+
+    def diff_with(self, kind: str, target: str) -> None:
+        """Compare the shown kernel's SASS with `target`: an architecture (built from the same
+        text) or another tab (its last build, else its text built for the shown arch)."""
+        kept = self._state(self.assembly_buffer).build
+        if kept is None or not self.assembly_view.arch:
+            self.report("info", "Nothing to compare", "Build the kernel first (Ctrl+B).")
+            return
+        snapshot, data = kept
+        arch = self.assembly_view.arch
+        if kind == DIFF_ARCH:
+            self._diff_build(snapshot, snapshot.text, target, arch, target)
+            return
+        editor = self.tabs.editor_of(target)
+        if editor is None:
+            self.report("info", "That tab is closed", "Choose another one in the Diff menu.")
+            return
+        document = self.tabs.document(editor)
+        title = self.tabs.distinct_title(document)
+        left = f"{snapshot.filename} ({arch})"
+        other = self._state(target).build
+        if other is not None and other[1].get("ok") and other[1].get("sass"):
+            other_arch = other[1].get("arch") or arch
+            self.assembly_view.begin_diff(left, f"{title} ({other_arch})")
+            self.assembly_view.finish_diff(other[1].get("sass") or {})
+            return
+        text, version = editor.snapshot()
+        other_snapshot = BuildSnapshot(target, version, document.title, text)
+        self._diff_build(other_snapshot, text, arch, left, f"{title} ({arch})",
+                         document.path, document.untitled_name)
+
+    def _diff_build(self, snapshot: BuildSnapshot, text: str, arch: str, left: str,
+                    right: str, path: Path | None = None, untitled: str = "") -> None:
+        """Build `text` for `arch` as the other side of a diff (the buffer's own build, and
+        the Compile pane's report of it, stay as they are)."""
+        editor = self.tabs.editor_of(snapshot.buffer_id)
+        document = self.tabs.document(editor) if editor is not None else None
+        path = path or (document.path if document else None)
+        untitled = untitled or (document.untitled_name if document else snapshot.filename)
+        spec = self.spec_panel.spec() if snapshot.buffer_id == self.assembly_buffer else None
+        if not self.runner.build(text, snapshot.version, snapshot.buffer_id, path, untitled,
+                                 spec, arch=arch, purpose=DIFF):
+            self.report("info", *BUSY)
+            return
+        self.assembly_view.begin_diff(left, right)
+
+    def _show_diff_side(self, data: dict[str, Any]) -> None:
+        """The other side of a diff was built: compare, or say why not."""
+        self.compile_pane.stages.finish()
+        problem = "" if data.get("ok") else \
+            f"That build failed: {data.get('message') or 'see its diagnostics'}"
+        self.assembly_view.finish_diff(data.get("sass") or {}, problem)
 
     def go_to_diagnostic(self, line: int, column: int) -> None:
         """Jump to a diagnostic in the buffer that was built."""
@@ -273,7 +357,9 @@ class RunCommands(QObject):
 
     def show_failure(self, kind: str, message: str, hint: str) -> None:
         """A job without a result: cancelled, or the tool could not run."""
-        if kind == "compile":
+        if kind == "compile" and self.assembly_view.diff_pending():
+            self.assembly_view.finish_diff({}, f"The build to compare with did not run: {message}")
+        elif kind == "compile":
             self.compile_pane.show_failure(message)
         else:
             self._state(self.run_buffer).outcome = (message, hint)

@@ -39,6 +39,11 @@ class BuildSnapshot:
     version: int
     filename: str
     text: str = ""  # the text that was built (the PTX / SASS pane quotes its lines)
+    arch: str | None = None  # asked for instead of the Settings' arch (the pane's picker)
+    purpose: str = "show"  # or DIFF: the other side of a SASS diff, not the buffer's build
+
+
+DIFF = "diff"
 
 
 def launch_shape(spec: Spec | None) -> tuple[int, int]:
@@ -116,17 +121,20 @@ class RunController(QObject):
         return self.job.running
 
     def build(self, text: str, version: int, buffer_id: str, path: Path | None,
-              untitled: str, spec: Spec | None) -> bool:
-        """Compile a snapshot of a buffer (the file on disk is not needed)."""
+              untitled: str, spec: Spec | None, *, arch: str | None = None,
+              purpose: str = "show") -> bool:
+        """Compile a snapshot of a buffer (the file on disk is not needed), for `arch` instead
+        of the Settings' when given; `purpose` travels with the result (BuildSnapshot)."""
         block, shared = launch_shape(spec)
         folder = path.parent if path else Path.cwd()
         filename = path.name if path else untitled
         options = (*(spec.options if spec else ()), *self.extra_options)
-        request = CompileRequest(text, filename, str(folder), arch=self.arch, options=options,
+        request = CompileRequest(text, filename, str(folder), arch=arch or self.arch,
+                                 options=options,
                                  block_size=block or None, dynamic_shared=shared)
         if not self._start(request):
             return False
-        self._build = BuildSnapshot(buffer_id, version, filename, text)
+        self._build = BuildSnapshot(buffer_id, version, filename, text, arch, purpose)
         return True
 
     def verify(self, spec_path: Path, sanitize: str | None = None) -> bool:
