@@ -34,7 +34,7 @@ from app.base import codec, settings
 from app.base.fsutil import atomic_write_bytes, atomic_write_text, read_regular
 from app.base.plaintext import printable
 from app.review.audit_entry import AuditEntry as AuditEntry
-from app.review.audit_entry import decode
+from app.review.audit_entry import AuditHead, decode
 from app.review.audit_keys import MAX_KEY_BYTES as MAX_KEY_BYTES
 from app.review.audit_keys import AuditError as AuditError
 from app.review.audit_keys import Signatures
@@ -233,18 +233,18 @@ def _head_agrees(path: Path, last: AuditEntry | None) -> None:
     """AuditError unless the head file records the log's last entry (or both are absent): an
     append over a cut log, or one whose head was deleted, would rewrite the head and hide it."""
     head = head_path(path)
+    data: AuditHead | None
     try:
-        data = json.loads(read_regular(head, MAX_HEAD_BYTES))
+        data = codec.loads(AuditHead, read_regular(head, MAX_HEAD_BYTES), "head file")
     except FileNotFoundError:
         if last is None:
             return
         raise AuditError(f"the head file {head} is missing, so a cut at the log's end cannot be "
                          "seen: check the log with `kernel-studio audit verify`, and move it "
                          "aside to start a new one") from None
-    except (ValueError, RecursionError):
+    except codec.CodecError:
         data = None
-    if last is None or not isinstance(data, dict) or data.get("seq") != last.seq \
-            or data.get("hash") != last.hash:
+    if last is None or data is None or (data.seq, data.hash) != (last.seq, last.hash):
         raise AuditError(f"the log's last entry is not the one its head file {head.name} "
                          "records (entries cut or added): check it with `kernel-studio audit "
                          "verify`, and move the log aside to start a new one")
@@ -291,8 +291,8 @@ def append(action: str, subject: dict[str, Any], outcome: str,
             handle.write(canonical(written) + b"\n")
             handle.flush()
             os.fsync(handle.fileno())
-            atomic_write_text(head_path(path), json.dumps({"seq": entry.seq,
-                                                           "hash": entry.hash}) + "\n")
+            atomic_write_text(head_path(path),
+                              codec.dumps(AuditHead(entry.seq, entry.hash)) + "\n")
     except OSError as error:
         raise AuditError(f"cannot write the audit log {path}: {error.strerror or error}") from None
     except (ValueError, TypeError, OverflowError, RecursionError) as error:
@@ -494,13 +494,13 @@ def _check_head(check: LogCheck, path: Path, head: bytes | None,
                                   "with every append; deleting it hides a cut). If you moved "
                                   f"the log, move its {name} with it")
     try:
-        data = json.loads(head)
-        seq, digest = data["seq"], data["hash"]
-        if type(seq) is not int or seq < 0 or not isinstance(digest, str):
-            raise TypeError
-    except (ValueError, KeyError, TypeError, RecursionError):
+        recorded = codec.loads(AuditHead, head, "head file")
+    except codec.CodecError:
+        recorded = None
+    if recorded is None or recorded.seq < 0:
         return _fail(check, len(entries), f"the head file {name} cannot be read (damaged or "
                                           "edited)")
+    seq, digest = recorded.seq, recorded.hash
     have = len(entries)
     if have <= seq:
         return _fail(check, have, f"the log ends after {have} entries but its head records "

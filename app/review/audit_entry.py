@@ -42,6 +42,13 @@ class AuditEntry(msgspec.Struct, frozen=True, kw_only=True):
         return isinstance(self.signature, str)
 
 
+class AuditHead(msgspec.Struct, frozen=True):
+    """The head file beside a log: the last entry's number and hash."""
+
+    seq: int
+    hash: str
+
+
 def decode(data: dict[str, Any]) -> AuditEntry:
     """The entry a line's object holds (codec.CodecError naming the field otherwise)."""
     return codec.from_data(AuditEntry, data, WHAT)

@@ -89,6 +89,16 @@ class Manifest:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Signature:
+    """manifest.sig: the maker's key (its id and public half in PEM) and its Ed25519 signature
+    of manifest.json's bytes, in base64."""
+
+    key_id: str = ""  # none given: another key than the one held, as any wrong id
+    public_key: str
+    signature: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Claim:
     """One result the maker claims for one of the bundle's specs. compile, verdict and timing
     are kept as the maker wrote them: they are the maker's words, set beside what is obtained
@@ -191,10 +201,10 @@ def _signature(manifest_bytes: bytes) -> bytes | None:
     if key is None:
         return None
     public = key.public_key()
-    return json.dumps({"key_id": audit.key_id(public),
-                       "public_key": audit.public_pem(public).decode(),
-                       "signature": base64.b64encode(key.sign(manifest_bytes)).decode()},
-                      indent=1).encode()
+    signature = Signature(key_id=audit.key_id(public),
+                          public_key=audit.public_pem(public).decode(),
+                          signature=base64.b64encode(key.sign(manifest_bytes)).decode())
+    return codec.dumps(signature, indent=1).encode()
 
 
 def _plain(name: str) -> zipfile.ZipInfo:
@@ -383,16 +393,16 @@ def _signer(members: dict[str, bytes]) -> str:
     if SIGNATURE not in members:
         return ""
     try:
-        data = json.loads(members[SIGNATURE])
-        public = serialization.load_pem_public_key(str(data["public_key"]).encode())
+        data = codec.loads(Signature, members[SIGNATURE], SIGNATURE)
+        public = serialization.load_pem_public_key(data.public_key.encode())
         if not isinstance(public, Ed25519PublicKey):
             raise TypeError("not Ed25519")
-        public.verify(base64.b64decode(str(data["signature"])), members[MANIFEST])
-    except (ValueError, KeyError, TypeError, RecursionError, InvalidSignature):
+        public.verify(base64.b64decode(data.signature), members[MANIFEST])
+    except (ValueError, TypeError, InvalidSignature):  # codec.CodecError is a ValueError
         raise BundleError("manifest.sig is not a good signature of the manifest: the bundle "
                           "was changed after it was signed; refused") from None
     found = audit.key_id(public)
-    if data.get("key_id") != found:
+    if data.key_id != found:
         raise BundleError("manifest.sig names another key than the one it holds; refused")
     return found
 

@@ -96,3 +96,12 @@ def test_a_field_of_the_wrong_kind_is_named(tmp_path: Path) -> None:
     check = _check_with_head(log)
     assert check.bad_entry == 1
     assert check.problem == "entry 1: audit entry: subject: expected a table, got ['/b.ksb']"
+
+
+def test_the_head_file_keeps_its_spelling(audit_log: Path) -> None:
+    entry = audit.append("verify", {}, "passed")
+    assert entry is not None
+    head = audit.head_path(audit_log).read_text(encoding="utf-8")
+    assert head == json.dumps({"seq": 0, "hash": entry["hash"]}) + "\n"
+    audit.head_path(audit_log).write_text(json.dumps({"seq": True, "hash": entry["hash"]}))
+    assert "cannot be read" in audit.check_log(audit_log).problem

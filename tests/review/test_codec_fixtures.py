@@ -4,6 +4,7 @@ claims, and an audit log (tests/fixtures/codec, written by make_fixtures.py)."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import re
@@ -99,6 +100,27 @@ def test_an_old_bundle_opens(tmp_path: Path) -> None:
     assert opened.note == "a note" and opened.spec_members == ["specs/01-add/spec.toml"]
     assert opened.claims.results is not None and opened.claims.results[0].title == "add"
     assert opened.claims.environment == {"gpu": "H200"}
+
+
+def test_manifest_sig_keeps_its_spelling_and_checks() -> None:
+    audit.generate_key()
+    key = audit.load_private_key()
+    assert key is not None
+    manifest = (FIXTURES / "bundle_manifest.json").read_bytes()
+    signature = bundle._signature(manifest)
+    public = key.public_key()
+    assert signature == json.dumps({"key_id": audit.key_id(public),
+                                    "public_key": audit.public_pem(public).decode(),
+                                    "signature": base64.b64encode(key.sign(manifest)).decode()},
+                                   indent=1).encode()
+    members = {bundle.MANIFEST: manifest, bundle.SIGNATURE: signature}
+    assert bundle._signer(members) == audit.key_id(public)
+    unnamed = json.loads(signature)
+    del unnamed["key_id"]
+    with pytest.raises(bundle.BundleError, match="names another key"):
+        bundle._signer({**members, bundle.SIGNATURE: json.dumps(unnamed).encode()})
+    with pytest.raises(bundle.BundleError, match="not a good signature"):
+        bundle._signer({**members, bundle.SIGNATURE: b'{"public_key": 5, "signature": ""}'})
 
 
 def _claims_with(change: Callable[[dict[str, Any]], None]) -> bytes:
