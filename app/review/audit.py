@@ -30,9 +30,11 @@ from typing import IO, Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from app.base import settings
+from app.base import codec, settings
 from app.base.fsutil import atomic_write_bytes, atomic_write_text, read_regular
 from app.base.plaintext import printable
+from app.review.audit_entry import AuditEntry as AuditEntry
+from app.review.audit_entry import AuditHead, decode
 from app.review.audit_keys import MAX_KEY_BYTES as MAX_KEY_BYTES
 from app.review.audit_keys import AuditError as AuditError
 from app.review.audit_keys import Signatures
@@ -81,10 +83,15 @@ def canonical(data: dict[str, Any]) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def _body(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry's object without its hash and signature: what the hash is over."""
+    return {k: v for k, v in entry.items() if k not in ("hash", "signature")}
+
+
 def entry_hash(entry: dict[str, Any]) -> str:
-    """The SHA-256 of an entry without its hash and signature."""
-    body = {k: v for k, v in entry.items() if k not in ("hash", "signature")}
-    return hashlib.sha256(canonical(body)).hexdigest()
+    """The SHA-256 of an entry's object (as read, or as written) without its hash and
+    signature."""
+    return hashlib.sha256(canonical(_body(entry))).hexdigest()
 
 
 # -- appending ----------------------------------------------------------------------------------
@@ -150,13 +157,14 @@ def _digest_only(value: Any, what: str) -> dict[str, Any]:
     return kept
 
 
-def _within_limit(entry: dict[str, Any]) -> dict[str, Any]:
+def _within_limit(entry: AuditEntry) -> AuditEntry:
     """The entry, its details and then its subject replaced by digests while it is over
     MAX_ENTRY bytes."""
     for name in ("details", "subject"):
-        if len(canonical(entry)) <= MAX_ENTRY - 1024:  # room for the key id, hash, signature
+        # Room left for the key id, hash and signature, which are not set yet.
+        if len(canonical(_body(codec.to_object(entry)))) <= MAX_ENTRY - 1024:
             break
-        entry[name] = _digest_only(entry[name], name)
+        entry = codec.replace(entry, **{name: _digest_only(getattr(entry, name), name)})
     return entry
 
 
@@ -208,12 +216,12 @@ def _last_line(handle: IO[bytes]) -> bytes:
     return line
 
 
-def _last_entry(handle: IO[bytes]) -> dict[str, Any] | None:
+def _last_entry(handle: IO[bytes]) -> AuditEntry | None:
     """The last entry of an open log (None when it is empty)."""
     line = _last_line(handle)
     if not line:
         return None
-    entry, problem = parse_entry(line)
+    _, entry, problem = read_entry(line)
     if entry is None or problem:
         raise AuditError(f"the audit log's last line is not an entry ({problem or 'not JSON'}):"
                          " check it with `kernel-studio audit verify`, and move the log aside "
@@ -221,35 +229,46 @@ def _last_entry(handle: IO[bytes]) -> dict[str, Any] | None:
     return entry
 
 
-def _head_agrees(path: Path, last: dict[str, Any] | None) -> None:
+def _head_agrees(path: Path, last: AuditEntry | None) -> None:
     """AuditError unless the head file records the log's last entry (or both are absent): an
     append over a cut log, or one whose head was deleted, would rewrite the head and hide it."""
     head = head_path(path)
+    data: AuditHead | None
     try:
-        data = json.loads(read_regular(head, MAX_HEAD_BYTES))
+        data = codec.loads(AuditHead, read_regular(head, MAX_HEAD_BYTES), "head file")
     except FileNotFoundError:
         if last is None:
             return
         raise AuditError(f"the head file {head} is missing, so a cut at the log's end cannot be "
                          "seen: check the log with `kernel-studio audit verify`, and move it "
                          "aside to start a new one") from None
-    except (ValueError, RecursionError):
+    except codec.CodecError:
         data = None
-    if last is None or not isinstance(data, dict) or data.get("seq") != last["seq"] \
-            or data.get("hash") != last["hash"]:
+    if last is None or data is None or (data.seq, data.hash) != (last.seq, last.hash):
         raise AuditError(f"the log's last entry is not the one its head file {head.name} "
                          "records (entries cut or added): check it with `kernel-studio audit "
                          "verify`, and move the log aside to start a new one")
 
 
-def _signed(entry: dict[str, Any], key: Ed25519PrivateKey | None) -> dict[str, Any]:
+def _signed(entry: AuditEntry, key: Ed25519PrivateKey | None) -> AuditEntry:
     """The entry with its key id, hash and (with a key) signature."""
     if key is not None:
-        entry["key_id"] = key_id(key.public_key())
-    entry["hash"] = entry_hash(entry)
+        entry = codec.replace(entry, key_id=key_id(key.public_key()))
+    entry = codec.replace(entry, hash=entry_hash(codec.to_object(entry)))
     if key is not None:
-        entry["signature"] = base64.b64encode(key.sign(entry["hash"].encode())).decode()
+        signature = base64.b64encode(key.sign(entry.hash.encode())).decode()
+        entry = codec.replace(entry, signature=signature)
     return entry
+
+
+def _new_entry(last: AuditEntry | None, action: str, subject: dict[str, Any], outcome: str,
+               details: dict[str, Any] | None) -> AuditEntry:
+    """The entry that follows `last`, its free text bounded, not yet hashed or signed."""
+    return _within_limit(AuditEntry(
+        seq=0 if last is None else last.seq + 1, time=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        user=_text(_user()), host=_text(socket.gethostname()), action=_text(str(action)),
+        subject=bounded(subject), outcome=_text(str(outcome)), details=bounded(details or {}),
+        prev=GENESIS if last is None else last.hash))
 
 
 def append(action: str, subject: dict[str, Any], outcome: str,
@@ -266,26 +285,20 @@ def append(action: str, subject: dict[str, Any], outcome: str,
         with _locked(path) as handle:
             last = _last_entry(handle)
             _head_agrees(path, last)
-            entry = _within_limit({
-                "seq": 0 if last is None else last["seq"] + 1,
-                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "user": _text(_user()),
-                "host": _text(socket.gethostname()), "action": _text(str(action)),
-                "subject": bounded(subject), "outcome": _text(str(outcome)),
-                "details": bounded(details or {}),
-                "prev": GENESIS if last is None else last["hash"]})
-            entry = _signed(entry, key)
+            entry = _signed(_new_entry(last, action, subject, outcome, details), key)
+            written = codec.to_object(entry)
             handle.seek(0, os.SEEK_END)
-            handle.write(canonical(entry) + b"\n")
+            handle.write(canonical(written) + b"\n")
             handle.flush()
             os.fsync(handle.fileno())
-            atomic_write_text(head_path(path), json.dumps({"seq": entry["seq"],
-                                                           "hash": entry["hash"]}) + "\n")
+            atomic_write_text(head_path(path),
+                              codec.dumps(AuditHead(entry.seq, entry.hash)) + "\n")
     except OSError as error:
         raise AuditError(f"cannot write the audit log {path}: {error.strerror or error}") from None
     except (ValueError, TypeError, OverflowError, RecursionError) as error:
         raise AuditError(f"cannot append to the audit log {path} ({type(error).__name__}: "
                          f"{error}): check it with `kernel-studio audit verify`") from None
-    return entry
+    return written
 
 
 # -- checking -----------------------------------------------------------------------------------
@@ -375,9 +388,24 @@ def read_lines(path: Path) -> list[bytes]:
     return _read_log(path, with_head=False)[0]
 
 
+def read_entry(line: bytes) -> tuple[dict[str, Any] | None, AuditEntry | None, str]:
+    """A line as (its object as read, the entry decoded from it, what is wrong): (None, None,
+    '') when it is no entry at all; (object, entry, '') for a well-formed one; (object, None,
+    what is wrong, naming the field) for one with every field present but one of the wrong
+    kind. The hash is checked over the object, never over the entry encoded again."""
+    data, problem = parse_entry(line)
+    if data is None or problem:
+        return data, None, problem
+    try:
+        return data, decode(data), ""
+    except codec.CodecError as error:
+        return data, None, str(error)
+
+
 def parse_entry(line: bytes) -> tuple[dict[str, Any] | None, str]:
-    """A line as an entry: (None, '') when it is no entry at all; (entry, '') for a well-formed
-    one; (entry, what is wrong) for one with every field present but one of the wrong kind."""
+    """A line as an entry's object: (None, '') when it is no entry at all; (object, '') for one
+    with every field present and the number and text fields of their kinds; (object, what is
+    wrong) otherwise (read_entry also decodes the rest)."""
     if len(line.strip()) > MAX_LINE:
         return None, f"it is longer than the {MAX_LINE >> 20} MiB an entry may hold"
     try:
@@ -395,21 +423,23 @@ def parse_entry(line: bytes) -> tuple[dict[str, Any] | None, str]:
     return data, ""
 
 
-def _entry_problem(entry: dict[str, Any] | None, index: int, prev: str) -> str:
+def _entry_problem(raw: dict[str, Any] | None, entry: AuditEntry | None, index: int,
+                   prev: str) -> str:
     """What is wrong with the well-formed entry at `index` (0-based) given the previous hash,
-    or ''."""
-    if entry is None:
+    or ''. The hash is taken over the line's object as read (`raw`): a key added by hand, which
+    the decoded entry does not hold, still breaks it."""
+    if raw is None or entry is None:
         return "it is not an audit entry (edited, or damaged)"
-    if entry["seq"] != index:
-        return (f"it carries number {entry['seq']} where {index} belongs (entries were "
+    if entry.seq != index:
+        return (f"it carries number {entry.seq} where {index} belongs (entries were "
                 "removed, inserted or reordered)")
-    if entry["prev"] != prev:
+    if entry.prev != prev:
         return "it does not hold the hash of the entry before it (removed, inserted or reordered)"
     try:
-        digest = entry_hash(entry)
+        digest = entry_hash(raw)
     except (ValueError, TypeError, RecursionError):
         return "its content cannot be hashed (it was edited, or damaged)"
-    if digest != entry["hash"]:
+    if digest != entry.hash:
         return "its content does not match its hash (it was edited)"
     return ""
 
@@ -429,29 +459,29 @@ def check_log(path: Path,
     the head are judged. AuditError when the file is not an audit log at all."""
     raw, head = _read_log(path, with_head=True)
     lines = [line for line in raw if line.strip()]
-    parsed = [parse_entry(line) for line in lines]
-    if lines and all(entry is None and not why for entry, why in parsed):
+    parsed = [read_entry(line) for line in lines]
+    if lines and all(data is None and not why for data, _, why in parsed):
         raise AuditError(f"{path} is not an audit log: none of its lines is an audit entry")
     ring = [keys] if isinstance(keys, Ed25519PublicKey) else list(keys or [])
     check = LogCheck(path, len(parsed), signatures=Signatures.of(ring))
     prev = GENESIS
-    entries: list[dict[str, Any]] = []
-    for index, (entry, malformed) in enumerate(parsed):
-        problem = malformed or _entry_problem(entry, index, prev)
+    entries: list[AuditEntry] = []
+    for index, (data, entry, malformed) in enumerate(parsed):
+        problem = malformed or _entry_problem(data, entry, index, prev)
         if not problem and entry is not None:
             problem = check.signatures.count(index, entry)
         if problem or entry is None:
             return _fail(check, index, problem)
         entries.append(entry)
-        prev = entry["hash"]
-        check.actions[entry["action"]] = check.actions.get(entry["action"], 0) + 1
+        prev = entry.hash
+        check.actions[entry.action] = check.actions.get(entry.action, 0) + 1
     check = _check_head(check, path, head, entries)
     found = check.signatures.problem() if check.intact and keys is not None else None
     return _fail(check, *found) if found else check
 
 
 def _check_head(check: LogCheck, path: Path, head: bytes | None,
-                entries: list[dict[str, Any]]) -> LogCheck:
+                entries: list[AuditEntry]) -> LogCheck:
     """The head file records the last entry's number and hash: a log that ends before it was
     cut at the end, one that goes on past it had entries added behind the head's back, and a
     log with entries but no head file cannot show either."""
@@ -464,18 +494,18 @@ def _check_head(check: LogCheck, path: Path, head: bytes | None,
                                   "with every append; deleting it hides a cut). If you moved "
                                   f"the log, move its {name} with it")
     try:
-        data = json.loads(head)
-        seq, digest = data["seq"], data["hash"]
-        if type(seq) is not int or seq < 0 or not isinstance(digest, str):
-            raise TypeError
-    except (ValueError, KeyError, TypeError, RecursionError):
+        recorded = codec.loads(AuditHead, head, "head file")
+    except codec.CodecError:
+        recorded = None
+    if recorded is None or recorded.seq < 0:
         return _fail(check, len(entries), f"the head file {name} cannot be read (damaged or "
                                           "edited)")
+    seq, digest = recorded.seq, recorded.hash
     have = len(entries)
     if have <= seq:
         return _fail(check, have, f"the log ends after {have} entries but its head records "
                                   f"entry {seq}: {seq + 1 - have} entries were cut from the end")
-    if entries[seq]["hash"] != digest:
+    if entries[seq].hash != digest:
         return _fail(check, seq, f"entry {seq} is not the one the head file records (the log's "
                                  "end was rewritten)")
     if have > seq + 1:

@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from app.base import paths, settings
 from app.base.fsutil import atomic_write_bytes, read_regular
 from app.base.plaintext import printable
+from app.review.audit_entry import AuditEntry
 
 MAX_KEY_BYTES = 64 << 10
 KEY_ID = re.compile(r"[0-9a-f]{16}")
@@ -165,32 +166,32 @@ def key_ring(named: Iterable[Path] = ()) -> list[Ed25519PublicKey]:
     return list(ring.values())
 
 
-def _signature_ok(entry: dict[str, Any], public: Ed25519PublicKey) -> bool:
+def _signature_ok(entry: AuditEntry, public: Ed25519PublicKey) -> bool:
     """Whether the entry's signature is the key's over its hash."""
+    signature = entry.signature if isinstance(entry.signature, str) else ""
     try:
-        public.verify(base64.b64decode(str(entry.get("signature", "")), validate=True),
-                      str(entry["hash"]).encode())
+        public.verify(base64.b64decode(signature, validate=True), entry.hash.encode())
     except (InvalidSignature, ValueError):
         return False
     return True
 
 
-def shown_id(entry: dict[str, Any]) -> str:
+def shown_id(entry: AuditEntry) -> str:
     """The key id an entry claims, fit to print: 16 hex digits, or a marker for anything else."""
-    claimed = entry.get("key_id")
-    if isinstance(claimed, str) and KEY_ID.fullmatch(claimed):
-        return claimed
-    if claimed is None:
+    claimed = entry.key_id
+    if not isinstance(claimed, str):
         return "(no key id)"
+    if KEY_ID.fullmatch(claimed):
+        return claimed
     return f"(malformed key id {printable(claimed, 40)!r})"
 
 
-def entry_signature(entry: dict[str, Any], ring: Mapping[str, Ed25519PublicKey]) -> str:
+def entry_signature(entry: AuditEntry, ring: Mapping[str, Ed25519PublicKey]) -> str:
     """What an entry's signature is worth against the known keys: 'good', 'forged', 'unknown'
     or 'unsigned'."""
-    if "signature" not in entry:
+    if not entry.signed:
         return "unsigned"
-    claimed = entry.get("key_id")
+    claimed = entry.key_id
     public = ring.get(claimed) if isinstance(claimed, str) else None
     if public is None:
         return "unknown"
@@ -222,7 +223,7 @@ class Signatures:
         """An empty tally against these keys."""
         return cls({key_id(key): key for key in keys})
 
-    def count(self, seq: int, entry: dict[str, Any]) -> str:
+    def count(self, seq: int, entry: AuditEntry) -> str:
         """Tally one entry; a problem when its signature claims a known key and is not its."""
         kind = entry_signature(entry, self.ring)
         if kind == "forged":

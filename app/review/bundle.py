@@ -20,6 +20,7 @@ import shutil
 import stat
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -29,6 +30,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from app import __version__
+from app.base import codec
 from app.base.plaintext import printable
 from app.review import audit
 
@@ -63,27 +65,91 @@ class BundleError(Exception):
     and what to do."""
 
 
+@dataclass(frozen=True)
+class FileSum:
+    """A member's entry in the manifest: its SHA-256 and size."""
+
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Manifest:
+    """manifest.json: what made the bundle, the maker's note and environment, the members that
+    are specs, and every member's sum (written in this order, field by field)."""
+
+    format: int
+    kind: str
+    version: str = ""
+    created: str = ""
+    note: str = ""
+    environment: dict[str, Any] = field(default_factory=dict)
+    specs: list[str]
+    files: dict[str, FileSum]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Signature:
+    """manifest.sig: the maker's key (its id and public half in PEM) and its Ed25519 signature
+    of manifest.json's bytes, in base64."""
+
+    key_id: str = ""  # none given: another key than the one held, as any wrong id
+    public_key: str
+    signature: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claim:
+    """One result the maker claims for one of the bundle's specs. compile, verdict and timing
+    are kept as the maker wrote them: they are the maker's words, set beside what is obtained
+    here as text (a claimed status nobody knows is a difference, not a refusal), so they are
+    not decoded into the records that obtain them."""
+
+    spec: str
+    name: str | None = None  # None: the spec's member name
+    source: str = ""
+    source_text: str = ""
+    compile: dict[str, Any] = field(default_factory=dict)
+    verdict: dict[str, Any] = field(default_factory=dict)
+    timing: dict[str, Any] = field(default_factory=dict)
+    cases: list[dict[str, int | float]] | None = None
+    seeds: int | None = None
+
+    @property
+    def title(self) -> str:
+        """The claim's name, or its spec's member name when it gives none."""
+        return self.spec if self.name is None else self.name
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claims:
+    """claims.json: each spec's claimed results and the environment they were obtained in."""
+
+    results: list[Claim] | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class Bundle:
     """A checked bundle held in memory: its manifest, its members' bytes and its digest (the
     SHA-256 of manifest.json, which names the whole bundle)."""
 
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     members: dict[str, bytes]
     digest: str
     signer: str = ""  # the key id of a good signature, '' when unsigned
-    claims: dict[str, Any] = field(default_factory=dict)
+    claims: Claims = field(default_factory=Claims)
 
     @property
     def spec_members(self) -> list[str]:
         """The member names of the bundled specs, in order."""
-        return [str(s) for s in self.manifest.get("specs", [])]
+        return list(self.manifest.specs)
 
     @property
     def note(self) -> str:
         """The maker's note."""
-        return str(self.manifest.get("note", ""))
+        return self.manifest.note
 
 
 def sha256(data: bytes) -> str:
@@ -110,13 +176,23 @@ def safe_name(name: str) -> str | None:
 
 
 def manifest_for(members: dict[str, bytes], specs: list[str], note: str,
-                 environment: dict[str, Any]) -> dict[str, Any]:
+                 environment: dict[str, Any]) -> Manifest:
     """The manifest of these members."""
-    return {"format": FORMAT, "kind": KIND, "version": __version__,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "note": note,
-            "environment": environment, "specs": specs,
-            "files": {name: {"sha256": sha256(data), "size": len(data)}
-                      for name, data in sorted(members.items())}}
+    return Manifest(format=FORMAT, kind=KIND, version=__version__,
+                    created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), note=note,
+                    environment=environment, specs=specs,
+                    files={name: FileSum(sha256(data), len(data))
+                           for name, data in sorted(members.items())})
+
+
+def manifest_bytes(manifest: Manifest) -> bytes:
+    """manifest.json's bytes (the digest that names the bundle is taken over them)."""
+    return codec.dumps(manifest, indent=1).encode()
+
+
+def claims_bytes(claims: Claims) -> bytes:
+    """claims.json's bytes."""
+    return codec.dumps(claims, indent=1).encode()
 
 
 def _signature(manifest_bytes: bytes) -> bytes | None:
@@ -125,10 +201,10 @@ def _signature(manifest_bytes: bytes) -> bytes | None:
     if key is None:
         return None
     public = key.public_key()
-    return json.dumps({"key_id": audit.key_id(public),
-                       "public_key": audit.public_pem(public).decode(),
-                       "signature": base64.b64encode(key.sign(manifest_bytes)).decode()},
-                      indent=1).encode()
+    signature = Signature(key_id=audit.key_id(public),
+                          public_key=audit.public_pem(public).decode(),
+                          signature=base64.b64encode(key.sign(manifest_bytes)).decode())
+    return codec.dumps(signature, indent=1).encode()
 
 
 def _plain(name: str) -> zipfile.ZipInfo:
@@ -142,7 +218,7 @@ def _plain(name: str) -> zipfile.ZipInfo:
 def write_bundle(path: Path, members: dict[str, bytes], specs: list[str], note: str,
                  environment: dict[str, Any]) -> str:
     """Write the bundle (atomically: a temporary file renamed into place); returns its digest."""
-    manifest = json.dumps(manifest_for(members, specs, note, environment), indent=1).encode()
+    manifest = manifest_bytes(manifest_for(members, specs, note, environment))
     signature = _signature(manifest)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -228,25 +304,73 @@ def _open_zip(path: Path) -> tuple[zipfile.ZipFile, list[zipfile.ZipInfo]]:
     return archive, archive.infolist()
 
 
-def _manifest(data: bytes) -> dict[str, Any]:
-    """The parsed manifest (BundleError when it is not one)."""
+def _decode_problem(error: codec.CodecError, what: str) -> tuple[str, str]:
+    """A codec error's field path (`results[0].seeds`) and its words, `what` taken off."""
+    text = str(error).removeprefix(f"{what}: ")
+    path, _, reason = text.partition(": ")
+    return path, reason
+
+
+def _field_at(path: str) -> str:
+    """The first field a path names (`files[...]` -> files)."""
+    found = re.match(r"[A-Za-z_]+", path)
+    return found.group(0) if found else ""
+
+
+def _damaged(error: codec.CodecError) -> BundleError:
+    """The words of a codec error as a refusal (escaped: the values shown are the maker's)."""
+    return BundleError(f"{printable(error, 300)}: the bundle is damaged; refused")
+
+
+def _manifest(data: bytes) -> Manifest:
+    """The decoded manifest (BundleError when it is not one)."""
     try:
-        manifest = json.loads(data)
+        raw = json.loads(data)
     except (ValueError, RecursionError):  # deep nesting exhausts the JSON reader's stack
         raise BundleError("manifest.json is not JSON: the bundle is damaged") from None
-    if not isinstance(manifest, dict) or manifest.get("kind") != KIND:
+    if not isinstance(raw, dict) or raw.get("kind") != KIND:
         raise BundleError("manifest.json is not a Kernel Studio bundle manifest")
-    if manifest.get("format") != FORMAT:
-        shown = printable(repr(manifest.get("format")), 40)
+    if raw.get("format") != FORMAT:
+        shown = printable(repr(raw.get("format")), 40)
         raise BundleError(f"bundle format {shown} is not one this version reads ({FORMAT})")
-    if not isinstance(manifest.get("files"), dict) or not isinstance(manifest.get("specs"), list):
+    if not isinstance(raw.get("files"), dict) or not isinstance(raw.get("specs"), list):
         raise BundleError("manifest.json lacks its list of files or specs")
-    return manifest
+    try:
+        return codec.from_data(Manifest, raw, MANIFEST)
+    except codec.CodecError as error:
+        raise _manifest_refusal(error, raw) from None
 
 
-def _check_sums(manifest: dict[str, Any], members: dict[str, bytes]) -> None:
+def _manifest_refusal(error: codec.CodecError, raw: dict[str, Any]) -> BundleError:
+    """A manifest that does not decode, in the words the checks of its fields use."""
+    name = _field_at(_decode_problem(error, MANIFEST)[0])
+    if name == "files":
+        bad = next((n for n, e in raw["files"].items() if not _is_sum(e)), None)
+        if bad is not None:
+            return BundleError(f"{printable(bad, 200)} does not match its SHA-256 in the "
+                               "manifest: the bundle was changed after it was made; refused")
+    if name == "specs":
+        bad = next((s for s in raw["specs"] if not isinstance(s, str)), None)
+        if bad is not None:
+            return BundleError(f"the manifest names a spec {printable(repr(bad), 80)} that "
+                               "the bundle does not hold")
+    if name == "note":
+        return BundleError(f"the manifest's note must be text of at most {MAX_NOTE} characters")
+    return _damaged(error)
+
+
+def _is_sum(entry: Any) -> bool:
+    """Whether a raw files entry decodes as a FileSum."""
+    try:
+        codec.from_data(FileSum, entry, "entry")
+    except codec.CodecError:
+        return False
+    return True
+
+
+def _check_sums(manifest: Manifest, members: dict[str, bytes]) -> None:
     """Every member listed with its sum, and nothing else (BundleError naming the first)."""
-    listed: dict[str, Any] = manifest["files"]
+    listed = manifest.files
     present = set(members) - {MANIFEST, SIGNATURE}
     extra, missing = sorted(present - set(listed)), sorted(set(listed) - present)
     if extra:
@@ -255,12 +379,11 @@ def _check_sums(manifest: dict[str, Any], members: dict[str, bytes]) -> None:
     if missing:
         raise BundleError(f"{missing[0]} is in the manifest but missing from the bundle: refused")
     for name in sorted(listed):
-        entry = listed[name]
-        if not isinstance(entry, dict) or sha256(members[name]) != entry.get("sha256"):
+        if sha256(members[name]) != listed[name].sha256:
             raise BundleError(f"{name} does not match its SHA-256 in the manifest: the bundle "
                               "was changed after it was made; refused")
-    for spec in manifest["specs"]:
-        if not isinstance(spec, str) or spec not in listed:
+    for spec in manifest.specs:
+        if spec not in listed:
             raise BundleError(f"the manifest names a spec {printable(repr(spec), 80)} that the "
                               "bundle does not hold")
 
@@ -270,16 +393,16 @@ def _signer(members: dict[str, bytes]) -> str:
     if SIGNATURE not in members:
         return ""
     try:
-        data = json.loads(members[SIGNATURE])
-        public = serialization.load_pem_public_key(str(data["public_key"]).encode())
+        data = codec.loads(Signature, members[SIGNATURE], SIGNATURE)
+        public = serialization.load_pem_public_key(data.public_key.encode())
         if not isinstance(public, Ed25519PublicKey):
             raise TypeError("not Ed25519")
-        public.verify(base64.b64decode(str(data["signature"])), members[MANIFEST])
-    except (ValueError, KeyError, TypeError, RecursionError, InvalidSignature):
+        public.verify(base64.b64decode(data.signature), members[MANIFEST])
+    except (ValueError, TypeError, InvalidSignature):  # codec.CodecError is a ValueError
         raise BundleError("manifest.sig is not a good signature of the manifest: the bundle "
                           "was changed after it was signed; refused") from None
     found = audit.key_id(public)
-    if data.get("key_id") != found:
+    if data.key_id != found:
         raise BundleError("manifest.sig names another key than the one it holds; refused")
     return found
 
@@ -300,14 +423,78 @@ def open_bundle(path: Path) -> Bundle:
     manifest = _manifest(members[MANIFEST])
     _check_sums(manifest, members)
     signer = _signer(members)
+    claims = _claims(members.get(CLAIMS), manifest)
+    return Bundle(path, manifest, members, sha256(members[MANIFEST]), signer, claims)
+
+
+def _claims(data: bytes | None, manifest: Manifest) -> Claims:
+    """claims.json decoded and checked (an empty Claims when the bundle has none)."""
+    if data is None:
+        return Claims()
     try:
-        claims = json.loads(members[CLAIMS]) if CLAIMS in members else {}
+        raw = json.loads(data)
     except (ValueError, RecursionError):
         raise BundleError("claims.json is not JSON: the bundle is damaged") from None
-    if not isinstance(claims, dict):
+    if not isinstance(raw, dict):
         raise BundleError("claims.json is not a table of claims: the bundle is damaged")
+    results = raw.get("results")
+    if results is not None and (not isinstance(results, list) or len(results) > MAX_CLAIMS):
+        raise BundleError(f"claims.json: results must be a list of at most {MAX_CLAIMS} claims")
+    try:
+        claims = codec.from_data(Claims, raw, CLAIMS)
+    except codec.CodecError as error:
+        raise _claims_refusal(error, raw, manifest) from None
     _check_claims(claims, manifest)
-    return Bundle(path, manifest, members, sha256(members[MANIFEST]), signer, claims)
+    return claims
+
+
+def _claims_refusal(error: codec.CodecError, raw: dict[str, Any],
+                    manifest: Manifest) -> BundleError:
+    """claims.json that does not decode, in the words the checks of its fields use: the field's
+    own check run on what the maker wrote (it refuses what the record could not hold)."""
+    path = _decode_problem(error, CLAIMS)[0]
+    found = re.match(r"results\[(\d+)\]\.?([A-Za-z_]*)", path)
+    if found is None:
+        if _field_at(path) == "environment":
+            return BundleError("claims.json: environment must be a table")
+        return _damaged(error)
+    index, name = int(found.group(1)), found.group(2)
+    where = f"claims.json: result {index + 1}"
+    claim = raw["results"][index]
+    if not isinstance(claim, dict):
+        return BundleError(f"{where} is not a claim (a table)")
+    check = _FIELD_CHECKS.get(name)
+    try:
+        if check is not None:
+            check(claim.get(name), where, manifest)
+    except BundleError as refusal:
+        return refusal
+    return _damaged(error)
+
+
+def _check_spec(spec: Any, where: str, manifest: Manifest) -> None:
+    """A claim names one of the bundle's own specs."""
+    if not isinstance(spec, str) or spec not in manifest.specs or safe_name(spec):
+        raise BundleError(f"{where} names a spec {printable(repr(spec), 80)} that is not one "
+                          "of the bundle's own specs (listed in its manifest); refused")
+
+
+def _check_name(name: Any, where: str, _: Manifest) -> None:
+    """A claim's name is bounded text (None: it gives none, and its spec's name is used)."""
+    if name is not None and (not isinstance(name, str) or not name
+                             or len(name) > MAX_CLAIM_NAME):
+        raise BundleError(f"{where} has a name that is not text of 1 to {MAX_CLAIM_NAME} "
+                          "characters")
+
+
+def _check_cases(cases: Any, where: str, _: Manifest) -> None:
+    """Claimed cases, when given: 1 to MAX_CASES tables such as a spec gives."""
+    if cases is None:
+        return
+    if not isinstance(cases, list) or not 1 <= len(cases) <= MAX_CASES:
+        raise BundleError(f"{where}: cases must be a list of 1 to {MAX_CASES} cases")
+    for number, case in enumerate(cases):
+        _check_case(case, f"{where}: cases[{number}]")
 
 
 def _check_case(case: Any, where: str) -> None:
@@ -324,35 +511,37 @@ def _check_case(case: Any, where: str) -> None:
                               f"not {printable(repr(number), 40)}")
 
 
-def _check_claim(claim: Any, index: int, manifest: dict[str, Any]) -> None:
-    """One entry of claims.json's results (BundleError naming what is wrong)."""
-    where = f"claims.json: result {index + 1}"
-    if not isinstance(claim, dict):
-        raise BundleError(f"{where} is not a claim (a table)")
-    spec = claim.get("spec")
-    if not isinstance(spec, str) or spec not in manifest["specs"] or safe_name(spec):
-        raise BundleError(f"{where} names a spec {printable(repr(spec), 80)} that is not one "
-                          "of the bundle's own specs (listed in its manifest); refused")
-    name = claim.get("name", spec)
-    if not isinstance(name, str) or not name or len(name) > MAX_CLAIM_NAME:
-        raise BundleError(f"{where} has a name that is not text of 1 to {MAX_CLAIM_NAME} "
-                          "characters")
-    cases = claim.get("cases")
-    if cases is not None:
-        if not isinstance(cases, list) or not 1 <= len(cases) <= MAX_CASES:
-            raise BundleError(f"{where}: cases must be a list of 1 to {MAX_CASES} cases")
-        for number, case in enumerate(cases):
-            _check_case(case, f"{where}: cases[{number}]")
-    seeds = claim.get("seeds")
+def _check_seeds(seeds: Any, where: str, _: Manifest) -> None:
+    """Claimed seeds, when given: a whole number a spec could give."""
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int)
                               or not 1 <= seeds <= MAX_SEEDS):
         raise BundleError(f"{where}: seeds must be a whole number from 1 to {MAX_SEEDS}, not "
                           f"{printable(repr(seeds), 40)}")
-    for key in ("verdict", "compile", "timing"):
-        if not isinstance(claim.get(key, {}), dict):
+
+
+def _table(key: str) -> Callable[[Any, str, Manifest], None]:
+    """The check that a claim's `key` is a table."""
+    def check(value: Any, where: str, _: Manifest) -> None:
+        """BundleError unless `value` is a table (absent: an empty one)."""
+        if value is not None and not isinstance(value, dict):
             raise BundleError(f"{where}: {key} must be a table")
-    runs = dict(claim.get("verdict") or {}).get("runs", [])
-    rows = dict(claim.get("timing") or {}).get("rows", [])
+    return check
+
+
+# Each claim field's check, run after decoding and, on what the maker wrote, when it does not
+# decode (so that the refusal says what the field must be).
+_FIELD_CHECKS: dict[str, Callable[[Any, str, Manifest], None]] = {
+    "spec": _check_spec, "name": _check_name, "cases": _check_cases, "seeds": _check_seeds,
+    "compile": _table("compile"), "verdict": _table("verdict"), "timing": _table("timing")}
+
+
+def _check_claim(claim: Claim, index: int, manifest: Manifest) -> None:
+    """One decoded claim within its limits (BundleError naming what is wrong)."""
+    where = f"claims.json: result {index + 1}"
+    for name, check in _FIELD_CHECKS.items():
+        check(getattr(claim, name), where, manifest)
+    runs = claim.verdict.get("runs", [])
+    rows = claim.timing.get("rows", [])
     for key, values in (("verdict.runs", runs), ("timing.rows", rows)):
         if values is not None and (not isinstance(values, list)
                                    or not all(isinstance(v, dict) for v in values)):
@@ -362,23 +551,14 @@ def _check_claim(claim: Any, index: int, manifest: dict[str, Any]) -> None:
                 raise BundleError(f"{where}: each of {key} must give its case as a table")
 
 
-def _check_claims(claims: dict[str, Any], manifest: dict[str, Any]) -> None:
+def _check_claims(claims: Claims, manifest: Manifest) -> None:
     """claims.json and the note checked like a spec's fields, before anything uses them: each
     claim names one of the bundle's own specs, with cases and seeds a spec could give, and
     names and the note are bounded (BundleError otherwise)."""
-    note = manifest.get("note", "")
-    if not isinstance(note, str) or len(note) > MAX_NOTE:
+    if len(manifest.note) > MAX_NOTE:
         raise BundleError(f"the manifest's note must be text of at most {MAX_NOTE} characters")
-    results = claims.get("results")
-    if results is None:
-        return
-    if not isinstance(results, list) or len(results) > MAX_CLAIMS:
-        raise BundleError(f"claims.json: results must be a list of at most {MAX_CLAIMS} claims")
-    for index, claim in enumerate(results):
+    for index, claim in enumerate(claims.results or []):
         _check_claim(claim, index, manifest)
-    for key in ("environment",):
-        if not isinstance(claims.get(key, {}), dict):
-            raise BundleError(f"claims.json: {key} must be a table")
 
 
 def extract(bundle: Bundle, folder: Path) -> Path | None:

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.base import codec
 from app.base.plaintext import printable
 from app.engine.verify.results import UNDECIDED, RunResult, Verdict
-from app.review.bundle import Bundle, BundleError
+from app.review.bundle import Bundle, BundleError, Claim
 from app.review.environment import environment, gpu_names
 from app.review.evaluate import RunOptions, time_specs, verify_on
 from app.review.model import BundleCheck, CompileFacts, Item, SpecCheck, Timing
@@ -124,7 +125,7 @@ def _same_case(one: Any, other: Any) -> bool:
     return dict(one) == dict(other)
 
 
-def _check_cases(claim: dict[str, Any], spec: Spec, cases: list[Any]) -> None:
+def _check_cases(claim: Claim, spec: Spec, cases: list[Any]) -> None:
     """BundleError for a claimed case with a variable the spec does not know, or without one
     that every case of the spec defines (open_bundle has checked their types and limits)."""
     known = {key for case in spec.cases for key in case}
@@ -134,14 +135,14 @@ def _check_cases(claim: dict[str, Any], spec: Spec, cases: list[Any]) -> None:
         if unknown or missing:
             what = (f"a variable {unknown[0]!r} that the spec does not know" if unknown else
                     f"no value for {missing[0]!r}")
-            raise BundleError(f"a claimed case of {claim.get('name')} has {what}; refused")
+            raise BundleError(f"a claimed case of {claim.title} has {what}; refused")
 
 
-def _claimed_fresh(claim: dict[str, Any], seeds: int) -> tuple[int, ...]:
+def _claimed_fresh(claim: Claim, seeds: int) -> tuple[int, ...]:
     """The seeds of the claim's runs beyond its first `seeds` (those its maker drew at
     random), so they are checked here too; at most MAX_CLAIMED_FRESH, each a valid seed."""
     found: list[int] = []
-    for run in dict(claim.get("verdict") or {}).get("runs") or []:
+    for run in claim.verdict.get("runs") or []:
         seed = run.get("seed") if isinstance(run, dict) else None
         if (isinstance(seed, int) and not isinstance(seed, bool) and seeds <= seed < 2**32
                 and seed not in found):
@@ -149,16 +150,13 @@ def _claimed_fresh(claim: dict[str, Any], seeds: int) -> tuple[int, ...]:
     return tuple(found[:MAX_CLAIMED_FRESH])
 
 
-def _claim_options(claim: dict[str, Any], spec: Spec) -> ClaimPlan:
+def _claim_options(claim: Claim, spec: Spec) -> ClaimPlan:
     """What the claim is checked on (ClaimPlan). The spec's own cases and seeds always run: a
     claim that names fewer (a maker who verified only {n=1}) covers less than the spec asks
     and is reported so, never taken as the whole truth. BundleError for unusable cases."""
-    cases = claim.get("cases")
-    claimed_cases = list(cases) if isinstance(cases, list) and cases else list(spec.cases)
+    claimed_cases = list(claim.cases) if claim.cases else list(spec.cases)
     _check_cases(claim, spec, claimed_cases)
-    seeds = claim.get("seeds")
-    claimed_seeds = (seeds if isinstance(seeds, int) and not isinstance(seeds, bool)
-                     and seeds > 0 else spec.seeds)
+    claimed_seeds = claim.seeds if claim.seeds is not None and claim.seeds > 0 else spec.seeds
     extra = [c for c in claimed_cases if not any(_same_case(c, s) for s in spec.cases)]
     uncovered = [s for s in spec.cases if not any(_same_case(s, c) for c in claimed_cases)]
     run_seeds = max(claimed_seeds, spec.seeds)
@@ -199,26 +197,26 @@ def _fresh_items(verdict: Verdict, claimed_status: str) -> list[Item]:
     return items
 
 
-def check_one(claim: dict[str, Any], folder: Path, options: RunOptions, same_gpu: bool,
+def check_one(claim: Claim, folder: Path, options: RunOptions, same_gpu: bool,
               progress: Progress, specs: list[str]) -> SpecCheck:
     """Obtain one spec's results again and compare them with its claim."""
-    member = str(claim.get("spec", ""))
+    member = claim.spec
     spec = _spec_at(folder, member, specs)
     plan = _claim_options(claim, spec)
-    facts = compile_facts(spec, str(claim.get("compile", {}).get("arch") or "") or options.arch,
+    facts = compile_facts(spec, str(claim.compile.get("arch") or "") or options.arch,
                           options.compiler)
     # The engine draws this check's own fresh seeds (VerifyOptions.random_seeds).
     verdict = verify_on(spec, plan.cases, plan.seeds, options, progress,
                         extra_seeds=plan.claimed_fresh)
-    name = str(claim.get("name", member))
-    claimed_timing = dict(claim.get("timing") or {})
+    name = claim.title
+    claimed_timing = claim.timing
     wants_timing = bool(claimed_timing.get("rows")) and verdict.passed
     timing = time_specs([(name, spec)] if wants_timing else [], None, options, progress)
-    claimed_verdict = dict(claim.get("verdict") or {})
+    claimed_verdict = claim.verdict
     check = SpecCheck(name, member, verdict, facts, timing, str(claimed_verdict.get("status")))
     check.items = (_coverage_items(plan, spec) + _verdict_items(claimed_verdict, verdict) +
                    _fresh_items(verdict, str(claimed_verdict.get("status"))) +
-                   _compile_items(dict(claim.get("compile") or {}), facts) +
+                   _compile_items(claim.compile, facts) +
                    _timing_items(claimed_timing, timing, same_gpu))
     return check
 
@@ -227,22 +225,20 @@ def verify_bundle(bundle: Bundle, folder: Path, options: RunOptions,
                   progress: Progress | None = None) -> BundleCheck:
     """Re-obtain every claim of an unpacked bundle (BundleError when its claims are unusable)."""
     progress = progress or (lambda _t, _f: None)
-    claims = bundle.claims.get("results")
-    if not isinstance(claims, list) or not claims:
+    claims = bundle.claims.results
+    if not claims:
         raise BundleError("the bundle claims no results (claims.json has none): nothing to check")
-    made_in = dict(bundle.claims.get("environment") or bundle.manifest.get("environment") or {})
+    made_in = dict(bundle.claims.environment or bundle.manifest.environment)
     here = environment()
     same_gpu = bool(gpu_names(here)) and gpu_names(here)[:1] == gpu_names(made_in)[:1]
     for claim in claims:  # open_bundle checked them; every one again before any runs
-        if not isinstance(claim, dict):
-            raise BundleError("claims.json holds something that is not a claim")
-        _claim_options(claim, _spec_at(folder, str(claim.get("spec", "")), bundle.spec_members))
+        _claim_options(claim, _spec_at(folder, claim.spec, bundle.spec_members))
     specs = []
     for index, claim in enumerate(claims):
-        progress(f"checking {printable(claim.get('name'), 200)}", index / len(claims))
+        progress(f"checking {printable(claim.title, 200)}", index / len(claims))
         specs.append(check_one(claim, folder, options, same_gpu, progress, bundle.spec_members))
     return BundleCheck(str(bundle.path), bundle.digest, bundle.signer, bundle.note, made_in,
-                       here, specs, dict(bundle.manifest.get("files") or {}))
+                       here, specs, codec.to_object(bundle.manifest)["files"])
 
 
 def describe_check(check: BundleCheck) -> str:

@@ -4,18 +4,25 @@ compile facts, verdict and (on a GPU) timing here, and write them all into one b
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app.base import codec
 from app.compile import OptionError
 from app.compile.includes import scan
 from app.review import audit
-from app.review.bundle import CLAIMS, SPECS_FOLDER, BundleError, safe_name, write_bundle
+from app.review.bundle import (
+    CLAIMS,
+    SPECS_FOLDER,
+    BundleError,
+    Claim,
+    Claims,
+    claims_bytes,
+    safe_name,
+    write_bundle,
+)
 from app.review.compare import read_source
 from app.review.environment import environment
 from app.review.evaluate import RunOptions, time_specs, verify_on
@@ -33,7 +40,7 @@ class Made:
 
     path: Path
     digest: str
-    results: list[dict[str, Any]]
+    results: list[Claim]
     signed: bool
 
 
@@ -84,17 +91,17 @@ def _members_of(index: int, spec: Spec) -> tuple[dict[str, bytes], str]:
 
 
 def _claim(variant: Variant, member: str, options: RunOptions,
-           progress: Progress) -> dict[str, Any]:
+           progress: Progress) -> Claim:
     """Compile facts, verdict and timing of one spec, obtained now."""
     spec = variant.spec
     facts = compile_facts(spec, options.arch, options.compiler)
     verdict = verify_on(spec, list(spec.cases), spec.seeds, options, progress)
     named = [(variant.name, spec)] if verdict.passed else []
     timing = time_specs(named, None, options, progress)
-    return {"spec": member, "name": variant.name, "source": spec.source,
-            "source_text": read_source(variant), "compile": codec.to_object(facts),
-            "verdict": verdict.to_json(), "timing": codec.to_object(timing),
-            "cases": [dict(c) for c in spec.cases], "seeds": spec.seeds}
+    return Claim(spec=member, name=variant.name, source=spec.source,
+                 source_text=read_source(variant), compile=codec.to_object(facts),
+                 verdict=verdict.to_json(), timing=codec.to_object(timing),
+                 cases=[dict(c) for c in spec.cases], seeds=spec.seeds)
 
 
 def create_bundle(specs: list[Spec], output: Path, note: str, options: RunOptions,
@@ -105,7 +112,8 @@ def create_bundle(specs: list[Spec], output: Path, note: str, options: RunOption
         raise BundleError(f"a bundle holds from 1 to {MAX_SPECS} specs")
     names = unique_names([s.path or s.base_dir for s in specs])
     members: dict[str, bytes] = {}
-    spec_members, results = [], []
+    spec_members: list[str] = []
+    results: list[Claim] = []
     for index, (name, spec) in enumerate(zip(names, specs, strict=True)):
         found, member = _members_of(index, spec)
         members.update(found)
@@ -113,6 +121,6 @@ def create_bundle(specs: list[Spec], output: Path, note: str, options: RunOption
         progress(f"{name}: compiling, verifying, timing", index / len(specs))
         results.append(_claim(Variant(name, spec), member, options, progress))
     env = environment()
-    members[CLAIMS] = json.dumps({"results": results, "environment": env}, indent=1).encode()
+    members[CLAIMS] = claims_bytes(Claims(results=results, environment=env))
     digest = write_bundle(output, members, spec_members, note, env)
     return Made(output, digest, results, audit.load_private_key() is not None)

@@ -10,7 +10,6 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -92,7 +91,7 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _signature_mark(entry: dict[str, Any], ring: Mapping[str, Ed25519PublicKey]) -> str:
+def _signature_mark(entry: audit.AuditEntry, ring: Mapping[str, Ed25519PublicKey]) -> str:
     """What an entry's signature is worth, as `audit show` writes it after the entry."""
     kind = entry_signature(entry, ring)
     key = shown_id(entry)
@@ -102,11 +101,11 @@ def _signature_mark(entry: dict[str, Any], ring: Mapping[str, Ed25519PublicKey])
             "unsigned": " (unsigned)" if ring else ""}[kind]
 
 
-def _show_line(entry: dict[str, Any], ring: Mapping[str, Ed25519PublicKey]) -> str:
+def _show_line(entry: audit.AuditEntry, ring: Mapping[str, Ed25519PublicKey]) -> str:
     """One entry on one line, every field escaped (an entry may hold anything)."""
-    fields = [printable(entry[name], 200) for name in ("time", "user", "host", "action",
-                                                        "outcome")]
-    return (f"{printable(entry['seq']):>5} {fields[0]} {fields[1]}@{fields[2]} {fields[3]}: "
+    fields = [printable(text, 200) for text in (entry.time, entry.user, entry.host,
+                                                  entry.action, entry.outcome)]
+    return (f"{entry.seq:>5} {fields[0]} {fields[1]}@{fields[2]} {fields[3]}: "
             f"{fields[4]}" + _signature_mark(entry, ring))
 
 
@@ -114,7 +113,7 @@ def _show(args: argparse.Namespace) -> int:
     """The last entries, one line each."""
     ring = {audit.key_id(key): key for key in key_ring(args.key or [])}
     for line in audit.read_lines(_log(args.log))[-max(args.last, 1):]:
-        entry, problem = audit.parse_entry(line)
+        _, entry, problem = audit.read_entry(line)
         if entry is None or problem:
             print(f"      (not an entry{': ' + printable(problem) if problem else ''})")
             continue

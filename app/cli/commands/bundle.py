@@ -108,7 +108,7 @@ def _create(args: argparse.Namespace) -> int:
         return _fail(str(error))
     except OSError as error:
         return _fail(f"cannot write {output}: {error.strerror or error}")
-    statuses = {r["name"]: r["verdict"]["status"] for r in made.results}
+    statuses = {r.title: r.verdict["status"] for r in made.results}
     warning = record("bundle-create", {"bundle": str(output), "digest": made.digest,
                                        "specs": [spec_subject(s) for s in specs]},
                      "written", {"verdicts": statuses, "note": args.note})
@@ -121,9 +121,9 @@ def _create(args: argparse.Namespace) -> int:
         for name, status in statuses.items():
             print(f"  {name}: {status}")
         for result in made.results:
-            line = Verdict.from_json(result["verdict"]).seeds_line()
+            line = Verdict.from_json(result.verdict).seeds_line()
             if line:
-                print(f"  {result['name']}: {line}")
+                print(f"  {result.title}: {line}")
     if warning:
         print(warning, file=sys.stderr)
     return 0
