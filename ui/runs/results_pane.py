@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -230,8 +230,11 @@ class ResultsPane(QWidget):
             self.runs.setCurrentCell(-1, -1)
             self.details.setPlainText(summary_text(self._verdict) if self._verdict else "")
             return
-        self.runs.setCurrentCell(row, 0)
-        self.runs.selectRow(row)
+        # Through the selection model, not selectRow(): selectRow() reads the keyboard's
+        # modifiers, and with Ctrl held (or a Ctrl+key just pressed) it toggles the row instead.
+        flags = QItemSelectionModel.SelectionFlag
+        self.runs.selectionModel().setCurrentIndex(self.runs.model().index(row, 0),
+                                                   flags.ClearAndSelect | flags.Rows)
         self._show_run(row)
 
     def selected_run(self) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gui_support import selftest_kernel
+from PySide6.QtCore import Qt
 
 from app.engine.verify.results import Finding, Status, Verdict
 from app.review.result_text import finding_text, gui_words, run_details
@@ -78,3 +79,16 @@ def test_finite_errors_and_command_line_words() -> None:
                       1.0, 0.5)
     assert "largest errors: absolute 1, relative 0.5" in finding_text(finding)
     assert gui_words("rerun with --backend cpu") == "rerun with Run > Backend > cpu"
+
+
+def test_the_first_failure_is_selected_just_after_a_ctrl_key(
+        qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """A verdict arriving just after a Ctrl+key (Qt then still reports Ctrl as held) selects its
+    first failing run; it used to toggle the row, leaving nothing selected."""
+    source = selftest_kernel(tmp_path / "ctrl", "copy", "return {'c': a + (n > 1) * 1.0}")
+    editor = window.open_files([source])[0]
+    with qtbot.waitSignal(window.buildFinished, timeout=120_000):
+        qtbot.keyClick(editor, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+    verdict = verify_and_wait(qtbot, window)
+    failing = next(row for row, run in enumerate(verdict.runs) if not run.passed)
+    assert window.results_pane.selected_run() == failing
