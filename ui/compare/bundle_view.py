@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -71,21 +72,30 @@ class BundleView(QWidget):
         self._set_reviewable(False)
 
     def _build(self) -> None:
-        """Summary and claims, then sources beside their text, then the decision row."""
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.sources)
-        splitter.addWidget(self.source_text)
-        splitter.setStretchFactor(1, 3)
+        """Summary, then the claims and the sources with the decision as two pages (a pane of a
+        small window keeps room for the editor)."""
+        sources = QSplitter(Qt.Orientation.Horizontal)
+        sources.addWidget(self.sources)
+        sources.addWidget(self.source_text)
+        sources.setStretchFactor(1, 3)
+        source_page = QWidget()
+        source_layout = QVBoxLayout(source_page)
+        source_layout.setContentsMargins(0, 0, 0, 0)
+        source_layout.addWidget(sources, 1)
         decide = QHBoxLayout()
         for widget in (self.diff_button, self.note, self.accept_button, self.reject_button):
             decide.addWidget(widget, 1 if widget is self.note else 0)
+        source_layout.addLayout(decide)
+        source_layout.addWidget(self.decision)
+        self.pages = QTabWidget()
+        self.pages.addTab(self.table, "Claims")
+        self.pages.addTab(source_page, "Sources and decision")
+        for view in (self.table, self.sources, self.source_text):
+            view.setMinimumHeight(40)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.summary)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(splitter, 1)
-        layout.addLayout(decide)
-        layout.addWidget(self.decision)
+        layout.addWidget(self.pages, 1)
 
     def _set_reviewable(self, on: bool) -> None:
         """Diff and decide only once a bundle was checked."""
