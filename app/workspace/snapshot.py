@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from app.isolation import sandbox
 from app.workspace.orphans import session_prefix
 
 MAX_FILES = 2000
@@ -59,28 +60,20 @@ def source_files(folder: Path) -> list[Path]:
 
 def _clear_foreign(copy: Path, keep: set[Path]) -> None:
     """Remove from `copy` everything that is not one of the `keep` files (relative) or a real
-    folder on the way to one: files deleted since, and whatever a run left there, links and
-    FIFOs included (removed, never followed)."""
+    folder on the way to one: files deleted since, and whatever a run left there (a link in
+    place of a folder is removed, never followed; a file's own name is replaced when it is
+    written, sandbox.create_shared)."""
     folders = {parent for path in keep for parent in path.parents}
     for root, names, files in os.walk(copy, topdown=False):
         for name in files + names:
             path = Path(root) / name
-            relative = path.relative_to(copy)
-            wanted = relative in folders if not path.is_symlink() and path.is_dir() \
-                else relative in keep and path.is_file() and not path.is_symlink()
-            if wanted:
+            real_folder = path.is_dir() and not path.is_symlink()
+            if path.relative_to(copy) in (folders if real_folder else keep):
                 continue
-            if path.is_dir() and not path.is_symlink():
+            if real_folder:
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
-
-
-def _write_into(target: Path, data: bytes) -> None:
-    """Write `data` over `target` in place (same inode), never through a link."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
 
 
 def _refresh(original: Path, copy: Path) -> None:
@@ -95,7 +88,7 @@ def _refresh(original: Path, copy: Path) -> None:
     for relative in files:
         target = copy / relative
         target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _write_into(target, (original / relative).read_bytes())
+        sandbox.write_shared(target, (original / relative).read_bytes())
         shutil.copystat(original / relative, target)
 
 
@@ -131,7 +124,7 @@ class RunFolders:
         for path, text in edits.items():
             target = copy / path.relative_to(folder)
             target.parent.mkdir(parents=True, exist_ok=True)
-            _write_into(target, text.encode("utf-8"))
+            sandbox.write_shared(target, text.encode("utf-8"))
         spec_copy = copy / spec_path.name
         if write_spec is not None and not write_spec(spec_copy):
             raise SnapshotError("the Spec pane's form could not be written for the run; fix "
