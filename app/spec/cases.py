@@ -11,7 +11,7 @@ import numpy as np
 from app.spec import expr
 from app.spec.dtypes import lookup
 from app.spec.inits import largest_finite
-from app.spec.model import Arg, Case, Spec
+from app.spec.model import Arg, Case, LaunchSpec, Spec, launch_labels
 
 MAX_BLOCK_THREADS = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
@@ -25,8 +25,18 @@ class CaseError(ValueError):
 
 
 @dataclass(frozen=True)
+class ResolvedLaunch:
+    """One launch of a case: grid, block and dynamic shared memory as numbers."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+
+
+@dataclass(frozen=True)
 class Resolved:
-    """One case of a spec, with every expression evaluated."""
+    """One case of a spec, with every expression evaluated; grid, block and shared_bytes are
+    the first launch's, `launches` has every launch's."""
 
     case: Case
     shapes: dict[str, tuple[int, ...]]
@@ -34,6 +44,11 @@ class Resolved:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     shared_bytes: int
+    launches: tuple[ResolvedLaunch, ...] = ()
+
+    def launch_shapes(self) -> tuple[ResolvedLaunch, ...]:
+        """Every launch's shape (the first alone when made without `launches`)."""
+        return self.launches or (ResolvedLaunch(self.grid, self.block, self.shared_bytes),)
 
     def nbytes(self, spec: Spec) -> int:
         """Bytes of all buffers of this case."""
@@ -104,7 +119,8 @@ def resolve_each(spec: Spec, cases: list[Case]) -> list[Resolved]:
 def used_variables(spec: Spec) -> set[str]:
     """The size variables that the spec's expressions use (bench formulas included)."""
     texts = [s for a in spec.args for s in a.shape] + [a.value for a in spec.args if a.value]
-    texts += [*spec.grid, *spec.block, spec.shared_bytes]
+    for launch in spec.launches:
+        texts += [*launch.grid, *launch.block, launch.shared_bytes]
     texts += [t for t in (spec.bench_bytes, spec.bench_flops) if t]
     return {name for text in texts for name in expr.names(text)}
 
@@ -148,16 +164,26 @@ def resolve(spec: Spec, case: Case) -> Resolved:
                 raise CaseError(f"arg ({arg.name}).shape is {shape}; sizes cannot be negative")
             shapes[arg.name] = shape
     scalars = {a.name: _scalar(a, case) for a in spec.args if not a.is_buffer}
-    grid = _dims(spec.grid, case, "[launch].grid", MAX_GRID)
-    block = _dims(spec.block, case, "[launch].block", MAX_BLOCK)
-    if math.prod(block) > MAX_BLOCK_THREADS:
-        raise CaseError(f"[launch].block has {math.prod(block)} threads; at most "
-                        f"{MAX_BLOCK_THREADS} per block")
-    shared = _int(spec.shared_bytes, case, "[launch].shared_bytes")
-    if shared < 0:
-        raise CaseError(f"[launch].shared_bytes is {shared}; it cannot be negative")
-    resolved = Resolved(dict(case), shapes, scalars, grid, block, shared)
+    launches = tuple(_launch(launch, case, label)
+                     for launch, label in zip(spec.launches, launch_labels(spec), strict=True))
+    first = launches[0]
+    resolved = Resolved(dict(case), shapes, scalars, first.grid, first.block, first.shared_bytes,
+                        launches)
     if resolved.nbytes(spec) > MAX_TOTAL_BYTES:
         raise CaseError(f"case {case}: buffers need {resolved.nbytes(spec) / 2**30:.1f} GiB, "
                         f"more than the {MAX_TOTAL_BYTES // 2**30} GiB limit; check the sizes")
     return resolved
+
+
+def _launch(launch: LaunchSpec, case: Case, label: str) -> ResolvedLaunch:
+    """One launch's grid, block and shared memory for a case, within CUDA's limits; errors
+    name the launch by `label`."""
+    grid = _dims(launch.grid, case, f"{label}.grid", MAX_GRID)
+    block = _dims(launch.block, case, f"{label}.block", MAX_BLOCK)
+    if math.prod(block) > MAX_BLOCK_THREADS:
+        raise CaseError(f"{label}.block has {math.prod(block)} threads; at most "
+                        f"{MAX_BLOCK_THREADS} per block")
+    shared = _int(launch.shared_bytes, case, f"{label}.shared_bytes")
+    if shared < 0:
+        raise CaseError(f"{label}.shared_bytes is {shared}; it cannot be negative")
+    return ResolvedLaunch(grid, block, shared)

@@ -1,5 +1,8 @@
-"""The kernel spec, version 1 (docs/spec.md): a TOML file beside the `.cu` that says how to run
-the kernel and what is right. Parsing validates every field and names it in each problem;
+"""The kernel spec (docs/spec.md): a TOML file beside the `.cu` that says how to run the kernel
+and what is right. Version 1 has one `[launch]` of `[kernel].entry` with every argument;
+version 2, a superset, has several `[[launch]]` tables run in order (each its own entry, the
+arguments it takes, grid, block and shared memory), `scratch` buffers the launches share, and
+template instantiations as entries. Parsing validates every field and names it in each problem;
 `spec_to_toml` writes what `parse_spec_text` reads, so the GUI and the CLI share one file."""
 
 from __future__ import annotations
@@ -32,17 +35,26 @@ from app.spec.limits import (
 
 
 class ArgKind(StrEnum):
-    """What a kernel parameter is: a buffer read, written, or both, or a value."""
+    """What a kernel parameter is: a buffer read, written, or both, device memory the launches
+    share (scratch: poisoned before each run, guarded, never compared), or a value."""
 
     IN = "in"
     OUT = "out"
     INOUT = "inout"
+    SCRATCH = "scratch"
     SCALAR = "scalar"
 
 
 KINDS = tuple(ArgKind)
-BUFFER_KINDS = (ArgKind.IN, ArgKind.OUT, ArgKind.INOUT)
+BUFFER_KINDS = (ArgKind.IN, ArgKind.OUT, ArgKind.INOUT, ArgKind.SCRATCH)
+# The buffers the reference computes and the checks compare.
+OUTPUT_KINDS = (ArgKind.OUT, ArgKind.INOUT)
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# An entry: a function name, perhaps qualified (ns::name), perhaps a template instantiation
+# (`scale<float, 4>`), which NVRTC resolves as a name expression.
+ENTRY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*"
+                   r"(<[A-Za-z0-9_ ,:<>()*&.+\-]*>)?$")
+MAX_LAUNCHES = 16
 MAX_SPEC_BYTES = 1 << 20
 
 
@@ -91,12 +103,63 @@ class Arg:
         """Buffers are passed as device pointers; scalars by value."""
         return self.kind in BUFFER_KINDS
 
+    @property
+    def is_output(self) -> bool:
+        """Whether the reference computes this buffer and the checks compare it."""
+        return self.kind in OUTPUT_KINDS
+
+    @property
+    def is_scratch(self) -> bool:
+        """Device memory the launches share, never compared."""
+        return self.kind == ArgKind.SCRATCH
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """One launch of a run: its entry, the names of the arguments it takes (in the kernel's
+    parameter order), and its grid, block and dynamic shared memory as expressions."""
+
+    entry: str
+    args: tuple[str, ...]
+    grid: tuple[str, ...]
+    block: tuple[str, ...]
+    shared_bytes: str = "0"
+
+
+def entry_name(entry: str) -> str:
+    """The function's own name in an entry (`scale` of `ns::scale<float, 4>`), for file names
+    and messages."""
+    return entry.split("<")[0].split("::")[-1].strip()
+
+
+def balanced(entry: str) -> bool:
+    """Whether an entry's angle brackets and parentheses pair up."""
+    depth = {"<": 0, "(": 0}
+    closing = {">": "<", ")": "("}
+    for char in entry:
+        if char in depth:
+            depth[char] += 1
+        elif char in closing:
+            depth[closing[char]] -= 1
+            if depth[closing[char]] < 0:
+                return False
+    return not any(depth.values())
+
+
+def entry_problem(entry: str) -> str | None:
+    """What is wrong with an entry as written, or None."""
+    if not ENTRY.match(entry) or not balanced(entry):
+        return (f"{brief(entry)} is not a function name (a name such as reduce_sum, or a "
+                f"template instantiation such as scale<float, 4>)")
+    return None
+
 
 @dataclass(frozen=True)
 class Spec:
     """A parsed, validated spec. Paths inside are relative to `base_dir`."""
 
     source: str
+    # The first launch's entry, grid, block and shared memory (a version 1 spec's only launch).
     entry: str
     args: tuple[Arg, ...]
     grid: tuple[str, ...]
@@ -119,6 +182,33 @@ class Spec:
     # the TOML text ('' when parsed from data) and its [task] table (None when it has none).
     text: str = field(default="", repr=False, compare=False)
     task: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    # The [[launch]] tables of a version 2 spec, in order; empty for a version 1 spec, whose one
+    # launch is `launches`' only item.
+    launch_tables: tuple[LaunchSpec, ...] = ()
+
+    @property
+    def version(self) -> int:
+        """2 when the spec uses a version 2 feature ([[launch]] tables, scratch buffers, a
+        template entry), else 1."""
+        v2 = self.launch_tables or any(a.is_scratch for a in self.args) or "<" in self.entry
+        return 2 if v2 else 1
+
+    @property
+    def launches(self) -> tuple[LaunchSpec, ...]:
+        """Every launch of a run, in order."""
+        if self.launch_tables:
+            return self.launch_tables
+        return (LaunchSpec(self.entry, tuple(a.name for a in self.args), self.grid, self.block,
+                           self.shared_bytes),)
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """The distinct entries of the launches, in the order they first run."""
+        return tuple(dict.fromkeys(launch.entry for launch in self.launches))
+
+    def launch_args(self, launch: LaunchSpec) -> tuple[Arg, ...]:
+        """The arguments of one launch, in its order."""
+        return tuple(self.arg(name) for name in launch.args)
 
     @property
     def source_path(self) -> Path:
@@ -301,7 +391,12 @@ def _buffer_arg(c: _Collector, data: Mapping[str, Any], where: str, name: str, k
         c.add(f"{where}.value", "a buffer has no value (only scalars do)")
     shape = c.expressions(data, "shape", where, 1, 8)
     init = c.text(data, "init", where, required=False)
-    if kind == ArgKind.OUT and init is not None:
+    if kind == ArgKind.SCRATCH and init is not None:
+        c.add(f"{where}.init", "a scratch buffer is poisoned before each run (a kernel must "
+                               "write what it reads there); use kind = \"in\" for values the "
+                               "kernel is given")
+        init = None
+    elif kind == ArgKind.OUT and init is not None:
         c.add(f"{where}.init", "an out buffer is filled by the kernel; use kind = \"inout\" to "
                                "give it initial values")
         init = None
@@ -408,7 +503,7 @@ def _check_names(c: _Collector, spec_args: list[Arg]) -> None:
         if arg.name in seen:
             c.add(f"arg ({arg.name})", "duplicate argument name")
         seen.add(arg.name)
-    if spec_args and not any(a.kind in (ArgKind.OUT, ArgKind.INOUT) for a in spec_args):
+    if spec_args and not any(a.is_output for a in spec_args):
         c.add("arg", "no out or inout buffer: there would be nothing to verify")
 
 
@@ -417,8 +512,10 @@ def _check_variables(c: _Collector, spec: Spec) -> None:
     used: dict[str, set[str]] = {}
     texts = [(f"arg ({a.name}).shape", s) for a in spec.args for s in a.shape]
     texts += [(f"arg ({a.name}).value", a.value) for a in spec.args if a.value]
-    texts += [("[launch].grid", g) for g in spec.grid] + [("[launch].block", b) for b in spec.block]
-    texts += [("[launch].shared_bytes", spec.shared_bytes)]
+    for label, launch in zip(launch_labels(spec), spec.launches, strict=True):
+        texts += [(f"{label}.grid", g) for g in launch.grid]
+        texts += [(f"{label}.block", b) for b in launch.block]
+        texts += [(f"{label}.shared_bytes", launch.shared_bytes)]
     for where, text in texts:
         for name in expr.names(text):
             used.setdefault(name, set()).add(where)
@@ -433,6 +530,95 @@ def _check_variables(c: _Collector, spec: Spec) -> None:
             c.add("[bench].case", f"does not define {name!r}")
 
 
+def launch_labels(spec: Spec) -> list[str]:
+    """How problems name each launch: `[launch]` for a version 1 spec's one launch, else
+    `launch[i] (entry)`."""
+    if not spec.launch_tables:
+        return ["[launch]"]
+    return [f"launch[{i}] ({entry_name(launch.entry)})" for i, launch in enumerate(spec.launches)]
+
+
+def _launch_arg_names(c: _Collector, data: Mapping[str, Any], where: str,
+                      spec_args: list[Arg]) -> tuple[str, ...]:
+    """A launch's `args`: names of [[arg]] entries, each once; every argument when absent."""
+    known = [a.name for a in spec_args]
+    value = data.get("args")
+    if value is None:
+        return tuple(known)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        c.add(f"{where}.args", "must be a list of [[arg]] names, in the kernel's parameter "
+                               "order, e.g. [\"x\", \"partial\", \"n\"]")
+        return ()
+    for name in value:
+        if name not in known:
+            c.add(f"{where}.args", f"{brief(name)} is not the name of an [[arg]] (they are "
+                                   f"{', '.join(known) or 'none'})")
+    for name in sorted({n for n in value if value.count(n) > 1}):
+        c.add(f"{where}.args", f"{brief(name)} is passed twice: give each parameter its own "
+                               "[[arg]]")
+    return tuple(value)
+
+
+def _parse_launch(c: _Collector, data: Any, index: int, default_entry: str | None,
+                  spec_args: list[Arg]) -> LaunchSpec | None:
+    """One [[launch]] table."""
+    where = f"launch[{index}]"
+    if not isinstance(data, dict):
+        c.add(where, "must be a table")
+        return None
+    c.unknown_keys(data, {"entry", "args", "grid", "block", "shared_bytes"}, where)
+    entry = c.text(data, "entry", where, required=default_entry is None, default=default_entry)
+    if entry is not None:
+        entry = entry.strip()
+        where = f"launch[{index}] ({entry_name(entry)})"
+        problem = entry_problem(entry)
+        if problem:
+            c.add(f"{where}.entry", problem)
+    args = _launch_arg_names(c, data, where, spec_args)
+    grid = c.expressions(data, "grid", where, 1, 3)
+    block = c.expressions(data, "block", where, 1, 3)
+    shared = c.expression(data, "shared_bytes", where, False, "0") or "0"
+    if entry is None:
+        return None
+    return LaunchSpec(entry, args, grid, block, shared)
+
+
+def _parse_launches(c: _Collector, data: Mapping[str, Any], default_entry: str | None,
+                    spec_args: list[Arg]) -> tuple[LaunchSpec, ...]:
+    """The [[launch]] tables of a version 2 spec; every buffer is passed to one of them."""
+    raw = data["launch"]
+    if not raw or len(raw) > MAX_LAUNCHES:
+        c.add("[[launch]]", f"{len(raw)} [[launch]] tables; a run has 1 to {MAX_LAUNCHES}")
+        return ()
+    parsed = [_parse_launch(c, t, i, default_entry, spec_args) for i, t in enumerate(raw)]
+    launches = tuple(p for p in parsed if p is not None)
+    passed = {name for launch in launches for name in launch.args}
+    for arg in spec_args:
+        if arg.is_buffer and arg.name not in passed and len(launches) == len(raw):
+            c.add(f"arg ({arg.name})", "no [[launch]] takes this buffer: name it in the args of "
+                                       "the launches that use it")
+    return launches
+
+
+def _launch_table(c: _Collector, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The version 1 [launch] table (empty for a version 2 spec's [[launch]] list)."""
+    if isinstance(data.get("launch"), list):
+        return {}
+    return c.table(data, "launch", {"grid", "block", "shared_bytes"})
+
+
+def _entry(c: _Collector, kernel: Mapping[str, Any], several: bool) -> str:
+    """[kernel].entry: required unless every [[launch]] names its own."""
+    entry = c.text(kernel, "entry", "[kernel]", required=not several)
+    if entry is None:
+        return ""
+    entry = entry.strip()
+    problem = entry_problem(entry)
+    if problem:
+        c.add("[kernel].entry", problem)
+    return entry
+
+
 def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None = None,
                     check_files: bool = True) -> Spec:
     """Validate a spec already read from TOML; raise SpecError listing every problem."""
@@ -444,15 +630,14 @@ def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None =
     # A task for the assistant (app.assist.tasks.suite reads its fields): its kernel need not exist.
     task = c.table(data, "task", {"description", "level", "tags"}, required=False)
     kernel = c.table(data, "kernel", {"source", "entry", "options", "compiler"})
-    launch = c.table(data, "launch", {"grid", "block", "shared_bytes"})
+    several = isinstance(data.get("launch"), list)
+    launch = _launch_table(c, data)
     reference = c.table(data, "reference", {"python"})
     verify = c.table(data, "verify", {"cases", "seeds", "rtol", "atol"})
     bench = c.table(data, "bench", {"case", "bytes", "flops"}, required=False)
     source = _relative_file(c, c.text(kernel, "source", "[kernel]"), "[kernel].source", base_dir,
                             check_files and not task)
-    entry = c.text(kernel, "entry", "[kernel]") or ""
-    if entry and not IDENTIFIER.match(entry):
-        c.add("[kernel].entry", f"{brief(entry)} is not a function name")
+    entry = _entry(c, kernel, several)
     raw_args = data.get("arg", [])
     if not isinstance(raw_args, list) or not raw_args:
         c.add("[[arg]]", "at least one [[arg]] table is needed, one per kernel parameter")
@@ -465,11 +650,15 @@ def parse_spec_data(data: Mapping[str, Any], base_dir: Path, path: Path | None =
     spec_args = [a for a in parsed_args if a is not None]
     _check_names(c, spec_args)
     bench_case = _parse_case(c, bench.get("case", {}), "[bench].case") if bench else {}
+    tables = _parse_launches(c, data, entry or None, spec_args) if several else ()
+    first = tables[0] if tables else None
     spec = Spec(
-        source=source, entry=entry, args=tuple(spec_args),
-        grid=c.expressions(launch, "grid", "[launch]", 1, 3),
-        block=c.expressions(launch, "block", "[launch]", 1, 3),
-        shared_bytes=c.expression(launch, "shared_bytes", "[launch]", False, "0") or "0",
+        source=source, entry=first.entry if first else entry, args=tuple(spec_args),
+        grid=first.grid if first else c.expressions(launch, "grid", "[launch]", 1, 3),
+        block=first.block if first else c.expressions(launch, "block", "[launch]", 1, 3),
+        shared_bytes=first.shared_bytes if first else (
+            c.expression(launch, "shared_bytes", "[launch]", False, "0") or "0"),
+        launch_tables=tables,
         reference=_relative_file(c, c.text(reference, "python", "[reference]"),
                                  "[reference].python", base_dir, check_files),
         cases=_parse_cases(c, verify), options=_options(c, kernel), compiler=_compiler(c, kernel),

@@ -42,7 +42,7 @@ def _arg_lines(arg: Arg) -> list[str]:
              f"dtype = {_string(arg.dtype)}"]
     if arg.is_buffer:
         lines.append(f"shape = {_strings(arg.shape)}")
-        if arg.init is not None and arg.kind != "out":
+        if arg.init is not None and arg.kind not in ("out", "scratch"):
             lines.append(f"init = {_string(arg.init)}")
     elif arg.value is not None:
         lines.append(f"value = {_string(arg.value)}")
@@ -72,17 +72,33 @@ def _bench_lines(spec: Spec) -> list[str]:
     return lines + [""]
 
 
+def _launch_lines(spec: Spec) -> list[str]:
+    """The [launch] table of a version 1 spec, or a version 2 spec's [[launch]] tables (each
+    naming its entry and arguments)."""
+    if not spec.launch_tables:
+        return ["[launch]", f"grid = {_strings(spec.grid)}", f"block = {_strings(spec.block)}",
+                f"shared_bytes = {_string(spec.shared_bytes)}", ""]
+    lines: list[str] = []
+    for launch in spec.launch_tables:
+        lines += ["[[launch]]", f"entry = {_string(launch.entry)}",
+                  f"args = {_strings(launch.args)}", f"grid = {_strings(launch.grid)}",
+                  f"block = {_strings(launch.block)}",
+                  f"shared_bytes = {_string(launch.shared_bytes)}", ""]
+    return lines
+
+
 def spec_to_toml(spec: Spec) -> str:
     """The spec as TOML text."""
-    lines = ["[kernel]", f"source = {_string(spec.source)}", f"entry = {_string(spec.entry)}",
-             f"options = {_strings(spec.options)}"]
+    lines = ["[kernel]", f"source = {_string(spec.source)}"]
+    if not spec.launch_tables:  # each [[launch]] names its own entry
+        lines.append(f"entry = {_string(spec.entry)}")
+    lines.append(f"options = {_strings(spec.options)}")
     if spec.compiler != "nvrtc":  # the default is left out, as the templates leave it out
         lines.append(f"compiler = {_string(spec.compiler)}")
     lines.append("")
     for arg in spec.args:
         lines += _arg_lines(arg)
-    lines += ["[launch]", f"grid = {_strings(spec.grid)}", f"block = {_strings(spec.block)}",
-              f"shared_bytes = {_string(spec.shared_bytes)}", ""]
+    lines += _launch_lines(spec)
     lines += ["[reference]", f"python = {_string(spec.reference)}", ""]
     lines += _verify_lines(spec) + _bench_lines(spec)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -185,6 +185,8 @@ def image_for(arg: Arg, resolved: Resolved, inputs: dict[str, Array], guard: int
     count = math.prod(resolved.shapes[arg.name])
     if arg.name in inputs:
         data = inputs[arg.name]
+    elif arg.is_scratch:  # whatever the outputs start as, scratch always holds the poison
+        data = poison(dtype, count)
     else:
         data = output_start(dtype, count, salt, arg.name, start)
     body = np.ascontiguousarray(data).reshape(-1).view(np.uint8)

@@ -66,9 +66,9 @@ def need(spec: Spec, resolved: Resolved, guard: int) -> Need:
         data = _count(resolved, arg.name) * dtype.itemsize
         images += data + 2 * guard
         largest = max(largest, data + 2 * guard)
-        if arg.kind != "out":
+        if arg.kind in ("in", "inout"):
             inputs += data
-        if arg.kind != "in":
+        if arg.is_output:
             expected += data
             per = CHECK_BYTES_FLOAT if dtype.is_float else CHECK_BYTES_INT
             checks = max(checks, _count(resolved, arg.name) * per)

@@ -59,7 +59,7 @@ from app.engine.worker.protocol import (
 from app.isolation import sandbox, trust
 from app.spec.cases import CaseError, Resolved, resolve_each
 from app.spec.dtypes import lookup
-from app.spec.model import Case, Spec
+from app.spec.model import Case, LaunchSpec, Spec, entry_name
 
 Progress = Callable[[str, float], None]
 # The least time a load gets (the CPU backend reads the library's imports, then loads it).
@@ -120,11 +120,17 @@ class VerifyOptions:
 
 @dataclass
 class Prepared:
-    """A kernel ready to run: what the worker needs to load it."""
+    """A kernel ready to run: what the worker needs to load it. `symbol` is the first entry's
+    lowered name; `symbols` has every entry's (a spec of several launches may have several)."""
 
     symbol: str
     cubin_path: Path | None
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    symbols: dict[str, str] = field(default_factory=dict)
+
+    def symbol_of(self, entry: str) -> str:
+        """The lowered name of one entry (the first's when only it is known)."""
+        return self.symbols.get(entry, self.symbol)
 
 
 class Engine:
@@ -174,19 +180,29 @@ def compile_for(spec: Spec, arch: str | None, folder: Path,
     if not result.ok or result.cubin is None:
         message = result.message or "the kernel did not compile"
         return Verdict(Status.COMPILE_ERROR, message, diagnostics=diagnostics)
-    symbol = result.kernel_symbol(spec.entry)
-    if symbol is None:
-        return Verdict(Status.COMPILE_ERROR, f"no __global__ function named {spec.entry!r} in "
-                       f"{spec.source}", diagnostics=diagnostics)
+    symbols: dict[str, str] = {}
+    for entry in spec.entries:
+        symbol = result.kernel_symbol(entry)
+        if symbol is None:
+            return Verdict(Status.COMPILE_ERROR, f"no __global__ function named {entry!r} in "
+                           f"{spec.source}", diagnostics=diagnostics)
+        symbols[entry] = symbol
     cubin_path = folder / f"{hashlib.sha256(result.cubin).hexdigest()[:16]}.cubin"
     sandbox.write_shared(cubin_path, result.cubin)  # a CPU worker may write this folder too
-    return Prepared(symbol, cubin_path, diagnostics)
+    return Prepared(symbols[spec.entry], cubin_path, diagnostics, symbols)
 
 
-def load_request(spec: Spec, prepared: Prepared) -> LoadRequest:
-    """The `load` request: where the worker finds the kernel, under a module name that changes
-    with the request and with the source's bytes (an edited source is another module)."""
-    kernel = KernelRef(prepared.symbol, spec.entry,
+def load_requests(spec: Spec, prepared: Prepared) -> dict[str, LoadRequest]:
+    """The `load` request of each entry of the spec's launches."""
+    return {entry: load_request(spec, prepared, entry) for entry in spec.entries}
+
+
+def load_request(spec: Spec, prepared: Prepared, entry: str | None = None) -> LoadRequest:
+    """The `load` request of one entry (the first launch's by default): where the worker finds
+    the kernel, under a module name that changes with the request and with the source's bytes
+    (an edited source is another module)."""
+    entry = entry or spec.entry
+    kernel = KernelRef(prepared.symbol_of(entry), entry,
                        cubin_path=str(prepared.cubin_path) if prepared.cubin_path else None,
                        source_path=str(spec.source_path), source_dir=str(spec.base_dir),
                        options=tuple(spec.options))
@@ -197,11 +213,13 @@ def load_request(spec: Spec, prepared: Prepared) -> LoadRequest:
 
 
 def arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path], guard: int,
-              uninitialized_outputs: bool = False,
-              edge: Edge = Edge.GUARDS) -> tuple[Argument, ...]:
-    """The arguments of a launch, in parameter order (`edge`: protocol.Edge)."""
+              uninitialized_outputs: bool = False, edge: Edge = Edge.GUARDS,
+              launch: LaunchSpec | None = None) -> tuple[Argument, ...]:
+    """The arguments of a launch (the first by default), in parameter order (`edge`:
+    protocol.Edge; `uninitialized_outputs`: leave `out` buffers uninitialized on the device,
+    which only a run's first launch may: later ones need what earlier ones wrote)."""
     items: list[Argument] = []
-    for arg in spec.args:
+    for arg in spec.launch_args(launch or spec.launches[0]):
         if arg.is_buffer:
             items.append(BufferItem(str(images[arg.name]), guard, arg.dtype,
                                     upload=not (uninitialized_outputs and arg.kind == "out"),
@@ -248,22 +266,26 @@ def _fault_result(case: Case, seed: int, kind: str, message: str) -> RunResult:
     return RunResult(case, seed, fault_status(kind), message)
 
 
-def _ensure_loaded(ctx: RunContext) -> KernelRef:
-    """A live worker with the kernel loaded (a fresh worker after any fault). The worker may
-    be warm from starting (verify_with asks it for its device) or from an earlier spec, so what
-    counts is whether this process has loaded this kernel, not whether it is new."""
+def _ensure_loaded(ctx: RunContext) -> dict[str, KernelRef]:
+    """A live worker with every entry of the kernel loaded (a fresh worker after any fault),
+    and what a run names each entry's module by. The worker may be warm from starting
+    (verify_with asks it for its device) or from an earlier spec, so what counts is whether this
+    process has loaded this kernel, not whether it is new."""
     worker = ctx.handle.ensure()
-    request = load_request(ctx.spec, ctx.prepared)
-    message = codec.to_object(request)
-    key = json.dumps(message, sort_keys=True)
-    if key not in worker.loaded:
-        # Loading runs a library's constructors (CPU backend): it counts as kernel time.
-        reply = worker.request(message, max(ctx.options.timeout, MIN_LOAD_S), ctx.cancel)
-        if not reply.get("ok"):
-            failure = codec.from_data(Failure, reply, "worker failure")
-            raise WorkerFault(failure.kind, failure.message)
-        worker.loaded.add(key)
-    return request.kernel
+    loaded: dict[str, KernelRef] = {}
+    for entry, request in load_requests(ctx.spec, ctx.prepared).items():
+        message = codec.to_object(request)
+        key = json.dumps(message, sort_keys=True)
+        if key not in worker.loaded:
+            # Loading runs a library's constructors (CPU backend): it counts as kernel time.
+            reply = worker.request(message, max(ctx.options.timeout, MIN_LOAD_S), ctx.cancel)
+            if not reply.get("ok"):
+                failure = codec.from_data(Failure, reply, "worker failure")
+                raise WorkerFault(failure.kind, failure.message)
+            worker.loaded.add(key)
+        # A run names the loaded module only; the worker has the kernel's files already.
+        loaded[entry] = KernelRef(request.symbol, request.entry, request.module)
+    return loaded
 
 
 def stage(ctx: RunContext, index: int, resolved: Resolved, seed: int) -> Staged:
@@ -317,27 +339,55 @@ def _run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
             # Never through a link a sandboxed worker may have left there (app.isolation.sandbox).
             sandbox.write_shared(paths[arg.name], buffers.image_for(
                 arg, resolved, inputs, ctx.guard, salt, start))
-    items = arg_items(spec, resolved, paths, ctx.guard, ctx.options.uninitialized_outputs, edge)
-    limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
-    try:
-        loaded = _ensure_loaded(ctx)
-        # A run names the loaded module only; the worker has the kernel's files already.
-        kernel = KernelRef(loaded.symbol, loaded.entry, loaded.module)
-        request = RunRequest.of(Launch.of(kernel, resolved.grid, resolved.block,
-                                          resolved.shared_bytes, items, descending))
-        assert ctx.handle.worker is not None
-        reply = ctx.handle.worker.request(codec.to_object(request), limit, ctx.cancel)
-    except WorkerFault as fault:
-        return _fault_result(case, seed, fault.kind, str(fault))
-    if not reply.get("ok"):
-        failure = codec.from_data(Failure, reply, "worker failure")
-        return _fault_result(case, seed, failure.kind, failure.message)
+    launched = _launch_all(ctx, resolved, paths, edge, descending)
+    if isinstance(launched, tuple):
+        return _fault_result(case, seed, *launched)
     try:
         findings = check_images(ctx, resolved, inputs, expected, paths, salt)
     except OSError as error:  # a buffer file the worker replaced (sandbox.read_shared)
         return _fault_result(case, seed, "crash", str(error))
-    return RunResult(case, seed, run_status(findings), "", findings,
-                     codec.from_data(RunReply, reply, "run reply").seconds)
+    return RunResult(case, seed, run_status(findings), "", findings, launched)
+
+
+def _launch_all(ctx: RunContext, resolved: Resolved, paths: dict[str, Path], edge: Edge,
+                descending: bool) -> float | tuple[str, str]:
+    """Every launch of one run, in order, on the buffer files the worker rewrites after each
+    (so a launch sees what the ones before it wrote): their seconds together, or the fault
+    kind and message of the launch that failed, naming it when there are several."""
+    spec, seconds = ctx.spec, 0.0
+    limit = ctx.options.timeout + TRANSFER_SECONDS_PER_GIB * resolved.nbytes(spec) / 2**30
+    labels = launch_names(spec)
+    try:
+        kernels = _ensure_loaded(ctx)
+    except WorkerFault as fault:
+        return fault.kind, str(fault)
+    for index, (launch, shape) in enumerate(zip(spec.launches, resolved.launch_shapes(),
+                                                strict=True)):
+        items = arg_items(spec, resolved, paths, ctx.guard,
+                          ctx.options.uninitialized_outputs and index == 0, edge, launch)
+        kernel = kernels[launch.entry]
+        try:
+            request = RunRequest.of(Launch.of(kernel, shape.grid, shape.block,
+                                              shape.shared_bytes, items, descending))
+            assert ctx.handle.worker is not None
+            reply = ctx.handle.worker.request(codec.to_object(request), limit, ctx.cancel)
+        except WorkerFault as fault:
+            return fault.kind, labels[index] + str(fault)
+        if not reply.get("ok"):
+            failure = codec.from_data(Failure, reply, "worker failure")
+            return failure.kind, labels[index] + failure.message
+        seconds += codec.from_data(RunReply, reply, "run reply").seconds
+    return seconds
+
+
+def launch_names(spec: Spec) -> list[str]:
+    """What a fault's message starts with to say which launch met it: nothing for a spec of
+    one launch, else `launch 2 of 3 (finish): `."""
+    count = len(spec.launches)
+    if count == 1:
+        return [""]
+    return [f"launch {i + 1} of {count} ({entry_name(launch.entry)}): "
+            for i, launch in enumerate(spec.launches)]
 
 
 def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
@@ -360,7 +410,7 @@ def check_images(ctx: RunContext, resolved: Resolved, inputs: dict[str, Any],
             changed = checks.check_unchanged(arg.name, inputs[arg.name], data)
             if changed:
                 findings.append(changed)
-        else:
+        elif arg.is_output:  # scratch is never compared: only its guard zones count
             rtol = ctx.options.rtol if ctx.options.rtol is not None else ctx.spec.rtol
             atol = ctx.options.atol if ctx.options.atol is not None else ctx.spec.atol
             findings += checks.check_output(arg.name, data, expected[arg.name], arg.dtype,
