@@ -42,18 +42,32 @@ def _arg_text(arg: Arg, field_name: str) -> str:
     return str(value)
 
 
+def task_args(spec: Spec) -> list[Arg]:
+    """The arguments that make the task: every buffer but scratch, and the scalars, in order.
+    A variant's scratch buffers are its own business (a two-pass reduction has one, a
+    one-pass one none); it gets the same inputs as long as these agree."""
+    return [a for a in spec.args if not a.is_scratch]
+
+
 def argument_differences(base: Spec, other: Spec) -> list[str]:
-    """How `other`'s argument list differs from `base`'s, one sentence each (none: they match)."""
+    """How `other`'s arguments differ from `base`'s, one sentence each (none: they match): the
+    buffers in order, and the scalars that both have by name (a variant of several launches
+    may pass a few of its own, such as a block count)."""
+    mine_all, theirs_all = task_args(base), task_args(other)
+    mine = [a for a in mine_all if a.is_buffer]
+    theirs = [a for a in theirs_all if a.is_buffer]
     found = []
-    if len(base.args) != len(other.args):
-        found.append(f"{len(other.args)} arguments instead of {len(base.args)} "
-                     f"({', '.join(a.name for a in other.args)} vs "
-                     f"{', '.join(a.name for a in base.args)})")
-    for index, (mine, theirs) in enumerate(zip(base.args, other.args, strict=False)):
+    if len(mine) != len(theirs):
+        found.append(f"{len(theirs)} buffers instead of {len(mine)} "
+                     f"({', '.join(a.name for a in theirs)} vs {', '.join(a.name for a in mine)})")
+    scalars = {a.name: a for a in theirs_all if not a.is_buffer}
+    pairs = list(zip(mine, theirs, strict=False))
+    pairs += [(a, scalars[a.name]) for a in mine_all if not a.is_buffer and a.name in scalars]
+    for ours, their in pairs:
         for name in ARG_FIELDS:
-            if getattr(mine, name) != getattr(theirs, name):
-                found.append(f"argument {index + 1} ({mine.name}): {name} is "
-                             f"{_arg_text(theirs, name)} instead of {_arg_text(mine, name)}")
+            if getattr(ours, name) != getattr(their, name):
+                found.append(f"argument {mine_all.index(ours) + 1} ({ours.name}): {name} is "
+                             f"{_arg_text(their, name)} instead of {_arg_text(ours, name)}")
     return found
 
 
@@ -114,7 +128,8 @@ def check_arguments(specs: list[Spec], names: list[str] | None = None) -> None:
                             + "; ".join(differences))
     if problems:
         raise VariantError("\n".join(problems) + "\nvariants of one task must take the same "
-                           "arguments, in the same order, with the same types and shapes")
+                           "buffers, in the same order, with the same types and shapes "
+                           "(scratch buffers and scalars of their own aside)")
 
 
 def _label(spec: Spec) -> str:

@@ -133,17 +133,17 @@ def entry_name(entry: str) -> str:
 
 
 def balanced(entry: str) -> bool:
-    """Whether an entry's angle brackets and parentheses pair up."""
-    depth = {"<": 0, "(": 0}
-    closing = {">": "<", ")": "("}
+    """Whether an entry's parentheses pair up, and its angle brackets outside them (`sum<(4 > 2)>`
+    compares inside its parentheses)."""
+    angles = parens = 0
     for char in entry:
-        if char in depth:
-            depth[char] += 1
-        elif char in closing:
-            depth[closing[char]] -= 1
-            if depth[closing[char]] < 0:
-                return False
-    return not any(depth.values())
+        if char in "()":
+            parens += 1 if char == "(" else -1
+        elif char in "<>" and parens == 0:
+            angles += 1 if char == "<" else -1
+        if angles < 0 or parens < 0:
+            return False
+    return angles == parens == 0
 
 
 def entry_problem(entry: str) -> str | None:

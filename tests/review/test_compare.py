@@ -4,12 +4,14 @@ processes on the CPU backend, a template against a slower and a broken variant."
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from review_support import SAXPY, small_copy
 
+from app.base.paths import RESOURCES
 from app.cli.entry import main
 from app.review.audit import check_log
 from app.review.model import CompareReport
@@ -87,3 +89,57 @@ def test_bad_usage_is_exit_2_with_one_message(
     err = capsys.readouterr().err
     assert code == 2 and message in err
     assert err.count("\n") <= 2
+
+
+ONE_BLOCK_SUM = '''extern "C" __global__ void one_block_sum(const float* x, float* total, int n) {
+    __shared__ float sums[256];
+    float value = 0.0f;
+    for (int i = threadIdx.x; i < n; i += 256) value += x[i];
+    sums[threadIdx.x] = value;
+    __syncthreads();
+    for (int step = 128; step > 0; step /= 2) {
+        if (threadIdx.x < step) sums[threadIdx.x] += sums[threadIdx.x + step];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) total[0] = sums[0];
+}
+'''
+
+
+def one_launch_variant(folder: Path) -> Path:
+    """A one-launch variant of two_pass_sum: the same buffers, no scratch, no block count."""
+    source = RESOURCES / "kernels" / "two_pass_sum"
+    folder.mkdir()
+    (folder / "one_block_sum.cu").write_text(ONE_BLOCK_SUM, "utf-8")
+    (folder / "two_pass_sum_ref.py").write_text(
+        (source / "two_pass_sum_ref.py").read_text("utf-8").replace("(x, n, blocks)", "(x, n)"),
+        "utf-8")
+    text = (source / "two_pass_sum.toml").read_text("utf-8")
+    head, rest = text.split("[[arg]]", 1)
+    args = [a for a in rest.split("[reference]")[0].split("[[arg]]")
+            if '"partial"' not in a and '"blocks"' not in a]
+    spec = (head.replace("[kernel]", '[kernel]\nentry = "one_block_sum"')
+            .replace("two_pass_sum.cu", "one_block_sum.cu")
+            + "".join("[[arg]]" + a for a in args).split("[[launch]]")[0]
+            + '[launch]\ngrid = ["1"]\nblock = ["256"]\n\n[reference]'
+            + text.split("[reference]")[1].replace("1_000_003", "100_003"))
+    (folder / "one_block_sum.toml").write_text(spec, "utf-8")
+    return folder / "one_block_sum.toml"
+
+
+def test_a_two_launch_variant_compares_with_a_one_launch_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], audit_log: Path) -> None:
+    """Variants of one task may differ in launches, scratch buffers and scalars of their own:
+    they get the same inputs, on the same cases and seeds."""
+    two = tmp_path / "two"
+    shutil.copytree(RESOURCES / "kernels" / "two_pass_sum", two)
+    spec = two / "two_pass_sum.toml"
+    spec.write_text(spec.read_text("utf-8").replace("1_000_003", "100_003"), "utf-8")
+    one = one_launch_variant(tmp_path / "one")
+    code, data = run_json(capsys, str(spec), str(one))
+    report = CompareReport.from_json(data)
+    assert code == 0, data
+    assert {v.name: v.verdict.status for v in report.variants} == {
+        "two_pass_sum": "passed", "one_block_sum": "passed"}
+    runs = [[(r.case, r.seed) for r in v.verdict.runs] for v in report.variants]
+    assert runs[0] == runs[1]
