@@ -1,6 +1,6 @@
-"""Several launches per run (spec version 2) on the real CPU backend: they run in order on the
-buffers they share, scratch is poisoned before every run and never compared, and a verdict
-names the launch that faulted or timed out."""
+"""Several launches per run (spec version 2) on the real CPU backend, and on pycuda where a GPU
+is: they run in order on the buffers they share, scratch is poisoned before every run and never
+compared, and a verdict names the launch that faulted or timed out."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from app.engine.verify.verifier import verify_file
 TEMPLATE = RESOURCES / "kernels" / "two_pass_sum"
 FINISH_LOOP = "for (int i = threadIdx.x; i < blocks; i += THREADS)"
 PARTIAL_STORE = "if (threadIdx.x == 0) partial[blockIdx.x] = value;"
+BACKENDS = ["cpu", pytest.param("pycuda", marks=pytest.mark.gpu)]
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +27,8 @@ def engine(warm_engine: Engine) -> Engine:
 
 
 def two_pass(folder: Path, engine: Engine, *edits: tuple[str, str], cases: str = "",
-             timeout: float = 10.0) -> Verdict:
-    """two_pass_sum with its source edited, one seed and no fresh ones, on the CPU backend."""
+             timeout: float = 10.0, backend: str = "cpu") -> Verdict:
+    """two_pass_sum with its source edited, one seed and no fresh ones, on `backend`."""
     shutil.copytree(TEMPLATE, folder)
     source = folder / "two_pass_sum.cu"
     text = source.read_text("utf-8")
@@ -41,38 +42,45 @@ def two_pass(folder: Path, engine: Engine, *edits: tuple[str, str], cases: str =
         spec_text = "\n".join(cases if line.startswith("cases =") else line
                               for line in spec_text.splitlines()) + "\n"
     spec.write_text(spec_text, "utf-8")
-    options = VerifyOptions(backend="cpu", random_seeds=0, timeout=timeout)
+    options = VerifyOptions(backend=backend, random_seeds=0, timeout=timeout)
     return verify_file(spec, options, engine)
 
 
-def test_the_two_pass_template_passes_every_case(tmp_path: Path, engine: Engine) -> None:
-    verdict = two_pass(tmp_path / "k", engine)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_two_pass_template_passes_every_case(tmp_path: Path, engine: Engine,
+                                                 backend: str) -> None:
+    verdict = two_pass(tmp_path / "k", engine, backend=backend)
     assert verdict.status == "passed", verdict.describe()
     assert len(verdict.runs) >= 5
 
 
-def test_a_wrong_second_launch_fails_where_it_is_wrong(tmp_path: Path, engine: Engine) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_wrong_second_launch_fails_where_it_is_wrong(tmp_path: Path, engine: Engine,
+                                                       backend: str) -> None:
     # Sums at most 255 partial sums: right while the first launch has at most 255 blocks.
     verdict = two_pass(tmp_path / "k", engine, (FINISH_LOOP, FINISH_LOOP.replace(
-        "i < blocks", "i < blocks && i < 255")))
+        "i < blocks", "i < blocks && i < 255")), backend=backend)
     assert verdict.status == "mismatch", verdict.describe()
     failed = {r.case["n"] for r in verdict.runs if not r.passed}
     assert failed and min(failed) > 255 * 256
 
 
-def test_a_write_past_the_scratch_buffer_is_a_guard_zone_finding(tmp_path: Path,
-                                                                 engine: Engine) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_write_past_the_scratch_buffer_is_a_guard_zone_finding(
+        tmp_path: Path, engine: Engine, backend: str) -> None:
     verdict = two_pass(tmp_path / "k", engine,
-                       (PARTIAL_STORE, PARTIAL_STORE.replace("[blockIdx.x]", "[blockIdx.x + 1]")))
+                       (PARTIAL_STORE, PARTIAL_STORE.replace("[blockIdx.x]", "[blockIdx.x + 1]")),
+                       backend=backend)
     assert verdict.status == "guard_zone", verdict.describe()
     assert "partial" in verdict.describe()
 
 
-def test_scratch_starts_as_poison_so_a_kernel_relying_on_zeros_fails(tmp_path: Path,
-                                                                     engine: Engine) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scratch_starts_as_poison_so_a_kernel_relying_on_zeros_fails(
+        tmp_path: Path, engine: Engine, backend: str) -> None:
     # Accumulates into the scratch buffer instead of storing: right only if it started at zero.
     verdict = two_pass(tmp_path / "k", engine, (PARTIAL_STORE, PARTIAL_STORE.replace(
-        "partial[blockIdx.x] = value", "partial[blockIdx.x] += value")))
+        "partial[blockIdx.x] = value", "partial[blockIdx.x] += value")), backend=backend)
     assert verdict.status != "passed", verdict.describe()
     # Every run fails, whatever the outputs started as: scratch is the poison in each.
     assert not any(r.passed for r in verdict.runs)
