@@ -32,7 +32,7 @@ SECTIONS = ("kernel", "launch", "reference", "verify", "bench")
 # drop only these; every other key or table in the file is kept as the file has it.
 OWNED: dict[str, frozenset[str]] = {
     "kernel": frozenset({"source", "entry", "options", "compiler"}),
-    "launch": frozenset({"grid", "block", "shared_bytes"}),
+    "launch": frozenset({"entry", "args", "grid", "block", "shared_bytes"}),
     "reference": frozenset({"python"}),
     "verify": frozenset({"cases", "seeds", "rtol", "atol"}),
     "bench": frozenset({"case", "bytes", "flops"}),
@@ -65,7 +65,10 @@ def _sync_table(table: Table, before: Mapping[str, Any] | None, after: Table,
         known = before is not None and key in before
         if not known or _plain(before[key]) != _plain(item):  # type: ignore[index]
             table[key] = item
-    for key in [k for k in table if k in owned and k not in after]:
+    for key in [k for k in table if k in owned and k not in after
+                and (before is None or key in before)]:
+        # Only a key the spec had and no longer has goes; one the canonical layout leaves out
+        # (a version 2 spec's default [kernel].entry) means what it meant and stays.
         del table[key]
 
 
@@ -108,10 +111,23 @@ def _sync_args(doc: TOMLDocument, before: list[dict[str, Any]] | None, after: Ao
         current.append(table)
 
 
-def _sync_section(doc: TOMLDocument, name: str, before: Mapping[str, Any] | None,
-                  after: Any) -> None:
+def _sync_launches(doc: TOMLDocument, before: Any, after: AoT) -> bool:
+    """A version 2 spec's [[launch]] tables updated in place, each keeping its comments, when
+    the file has as many; False when they must be written afresh."""
+    current = doc.get("launch")
+    if not isinstance(current, AoT) or len(current) != len(after):
+        return False
+    olds = before if isinstance(before, list) and len(before) == len(current) else None
+    for index, table in enumerate(current):
+        _sync_table(table, olds[index] if olds else None, after[index], OWNED["launch"])
+    return True
+
+
+def _sync_section(doc: TOMLDocument, name: str, before: Any, after: Any) -> None:
     """One top-level table: updated in place, appended when new, removed when gone."""
     current = doc.get(name)
+    if isinstance(after, AoT) and _sync_launches(doc, before, after):
+        return
     if after is None:
         if name in doc:
             del doc[name]
@@ -139,7 +155,7 @@ def update_spec_text(original_text: str, spec: Spec) -> str:
         before = doc.unwrap()
     for name in SECTIONS:
         section = before.get(name)
-        _sync_section(doc, name, section if isinstance(section, dict) else None,
+        _sync_section(doc, name, section if isinstance(section, dict | list) else None,
                       target.get(name))
     args = before.get("arg")
     _sync_args(doc, args if isinstance(args, list) else None, target["arg"])

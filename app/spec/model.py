@@ -183,8 +183,27 @@ class Spec:
     text: str = field(default="", repr=False, compare=False)
     task: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
     # The [[launch]] tables of a version 2 spec, in order; empty for a version 1 spec, whose one
-    # launch is `launches`' only item.
+    # launch is `launches`' only item. The first table's entry, grid, block and shared memory
+    # are always the fields above (__post_init__ makes them so: `replace(spec, block=...)`
+    # changes the first launch, as it always did); set every launch with `with_launches`.
     launch_tables: tuple[LaunchSpec, ...] = ()
+
+    def __post_init__(self) -> None:
+        """The first [[launch]] table follows entry, grid, block and shared_bytes."""
+        if self.launch_tables:
+            first = replace(self.launch_tables[0], entry=self.entry, grid=self.grid,
+                            block=self.block, shared_bytes=self.shared_bytes)
+            object.__setattr__(self, "launch_tables", (first, *self.launch_tables[1:]))
+
+    def with_launches(self, launches: tuple[LaunchSpec, ...]) -> Spec:
+        """A copy whose launches are `launches` (several: [[launch]] tables; one that takes every
+        argument in order: the version 1 [launch] table, unless the spec had tables)."""
+        first = launches[0]
+        one_plain = (len(launches) == 1 and not self.launch_tables
+                     and first.args == tuple(a.name for a in self.args))
+        return replace(self, entry=first.entry, grid=first.grid, block=first.block,
+                       shared_bytes=first.shared_bytes,
+                       launch_tables=() if one_plain else tuple(launches))
 
     @property
     def version(self) -> int:

@@ -4,12 +4,14 @@ version 1 spec means what it meant; every problem names its launch."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from app.base.paths import RESOURCES
 from app.spec.cases import CaseError, resolve
+from app.spec.edit import update_spec_text
 from app.spec.model import SpecError, entry_name, load_spec, parse_spec_text
 from app.spec.writing import spec_to_toml
 
@@ -187,3 +189,31 @@ def test_every_template_folder_still_loads(tmp_path: Path) -> None:
         folder = tmp_path / spec_path.parent.name
         shutil.copytree(spec_path.parent, folder)
         load_spec(folder / spec_path.name)
+
+
+def test_an_edited_second_launch_saves_in_place_keeping_the_comments() -> None:
+    path = RESOURCES / "kernels" / "two_pass_sum" / "two_pass_sum.toml"
+    spec = load_spec(path)
+    first, second = spec.launches
+    edited = spec.with_launches((first, replace(second, block=("128",))))
+    text = update_spec_text(path.read_text("utf-8"), edited)
+    assert text.count("#") == path.read_text("utf-8").count("#")
+    again = parse_spec_text(text, spec.base_dir, path)
+    assert again.launches[1].block == ("128",) and again.launches[0] == first
+    assert again == edited
+
+
+def test_replacing_the_first_launch_fields_moves_the_first_launch() -> None:
+    spec = load_spec(RESOURCES / "kernels" / "two_pass_sum" / "two_pass_sum.toml")
+    moved = replace(spec, block=("512",))
+    assert moved.launches[0].block == ("512",) and moved.launches[1] == spec.launches[1]
+
+
+def test_one_launch_of_every_argument_stays_a_version_1_spec() -> None:
+    spec = load_spec(RESOURCES / "kernels" / "vector_add" / "vector_add.toml")
+    (launch,) = spec.launches
+    again = spec.with_launches((replace(launch, grid=("7",)),))
+    assert again.version == 1 and again.grid == ("7",)
+    assert "[[launch]]" not in spec_to_toml(again)
+    two = spec.with_launches((launch, launch))
+    assert two.version == 2 and "[[launch]]" in spec_to_toml(two)
