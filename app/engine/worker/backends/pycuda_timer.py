@@ -188,14 +188,16 @@ class PycudaTimer:
                 cuda.memcpy_dtod(image.pristine, image.work, image.nbytes)
             variant.images[id(arg.image)] = image
         for request in sequence:
-            params: list[Any] = []
-            for arg in request.args:
-                if isinstance(arg, ScalarArg):
-                    params.append(self.backend._scalar(arg))
-                else:
-                    params.append(np.uintp(int(variant.images[id(arg.image)].work) + arg.offset))
+            params = [self._param(variant, item) for item in request.args]
             variant.launches.append(_Launch(request, self.backend._function(request), params))
         return variant
+
+    def _param(self, variant: _Variant, item: BufferArg | ScalarArg) -> Any:
+        """A launch parameter: a scalar's bytes, or the data's address in the variant's copy of
+        its buffer (the same for every launch naming that buffer)."""
+        if isinstance(item, ScalarArg):
+            return self.backend._scalar(item)
+        return np.uintp(int(variant.images[id(item.image)].work) + item.offset)
 
     def _load_helpers(self, cubin: bytes | None) -> None:
         """The spin and read-flush kernels; timing goes on without them if they fail."""
