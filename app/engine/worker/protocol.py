@@ -255,6 +255,12 @@ class BenchRequest(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="o
     per_launch: bool = False
     op: ClassVar[Op] = Op.BENCH
 
+    def __post_init__(self) -> None:
+        """A plain Launch given as a variant (as v1 callers build them) is that one launch."""
+        variants = tuple(v if isinstance(v, BenchVariant) else BenchVariant.of_launches((v,))
+                         for v in self.variants)
+        msgspec.structs.force_setattr(self, "variants", variants)
+
 
 Request = HelloRequest | ShutdownRequest | LoadRequest | RunRequest | BenchRequest
 

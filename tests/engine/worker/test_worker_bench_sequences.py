@@ -54,6 +54,8 @@ def test_a_one_launch_variant_is_the_line_it_always_was(tmp_path: Path) -> None:
     request = codec.to_object(protocol.BenchRequest((variant,), PLAN))
     assert "per_launch" not in request and request["helpers_cubin_path"] is None
     assert set(request) == {"op", "variants", "plan", "helpers_cubin_path"}
+    # A caller that still passes plain Launches gets the same request.
+    assert protocol.BenchRequest((launch,), PLAN) == protocol.BenchRequest((variant,), PLAN)
 
 
 def test_a_sequence_request_survives_the_wire(tmp_path: Path) -> None:
