@@ -56,6 +56,7 @@ class _Shape:
 
     computed: Callable[[Any], dict[str, Any]]
     order: tuple[str, ...]
+    omit_empty: tuple[str, ...] = ()
 
 
 _SHAPES: dict[type, _Shape] = {}
@@ -67,14 +68,15 @@ def _nothing(_: Any) -> dict[str, Any]:
 
 
 def shape(cls: type, computed: Callable[[Any], dict[str, Any]] = _nothing,
-          order: tuple[str, ...] = ()) -> None:
+          order: tuple[str, ...] = (), omit_empty: tuple[str, ...] = ()) -> None:
     """Declare how the dataclass `cls` is written where its JSON is not just its fields:
     `computed` gives keys worked out from the record (an exit code, a summary, a field under
     another name; a key that is also a field's replaces that field's value, a rounded time
     say), `order` the JSON's keys in order where that is not the fields' order followed by the
-    computed keys (a field it leaves out is not written). Readers ignore the computed keys as
-    they ignore any key a dataclass does not have."""
-    _SHAPES[cls] = _Shape(computed, tuple(order))
+    computed keys (a field it leaves out is not written), `omit_empty` the keys left out while
+    they are empty (a field added later: files written without it write back the same).
+    Readers ignore the computed keys as they ignore any key a dataclass does not have."""
+    _SHAPES[cls] = _Shape(computed, tuple(order), tuple(omit_empty))
 
 
 def to_data(value: Any) -> Any:
@@ -93,6 +95,7 @@ def _shaped(value: Any) -> Any:
         if found is not None:
             data.update(found.computed(value))
             data = {key: data[key] for key in found.order} if found.order else data
+            data = {k: v for k, v in data.items() if k not in found.omit_empty or v}
         return {key: _shaped(item) for key, item in data.items()}
     if isinstance(value, list | tuple):
         return [_shaped(item) for item in value]

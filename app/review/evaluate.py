@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.base import settings
-from app.engine.bench.reports import BenchReport, VariantTiming
+from app.engine.bench.reports import BenchReport, LaunchTiming, VariantTiming
 from app.engine.bench.runner import BenchOptions, bench
 from app.engine.bench.stats import bootstrap_median, bootstrap_ratio
 from app.engine.verify.results import Status, Verdict
@@ -20,7 +20,7 @@ from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS
 from app.engine.verify.verifier import verify
 from app.engine.worker import backends
-from app.review.model import Timing, TimingRow
+from app.review.model import LaunchRow, Timing, TimingRow
 from app.spec.model import Case, Spec
 
 Progress = Callable[[str, float], None]
@@ -43,6 +43,8 @@ class RunOptions:
     budget_ms: float = 1000.0
     sweep: tuple[str, list[int | float]] | None = None
     seed: int = 0
+    # Also time each launch of a spec of several launches (compare --per-launch).
+    per_launch: bool = False
 
 
 def verify_on(spec: Spec, cases: list[Case], seeds: int, options: RunOptions,
@@ -82,7 +84,8 @@ def time_specs(named: list[tuple[str, Spec]], baseline: str | None, options: Run
     # reference run (in the sandbox, or as trusted content): timing runs it the same way.
     bench_options = BenchOptions(backend="pycuda", budget_ms=options.budget_ms,
                                  sweep=options.sweep, verify_first=False, seed=options.seed,
-                                 timeout=options.timeout, compiler=options.compiler)
+                                 timeout=options.timeout, compiler=options.compiler,
+                                 per_launch=options.per_launch)
     report = bench([spec for _, spec in named], bench_options, progress=progress)
     return timing_from(report, named, baseline, options.seed)
 
@@ -111,13 +114,24 @@ def timing_from(report: BenchReport, named: list[tuple[str, Spec]], baseline: st
     return Timing("timed", note, rows, environment)
 
 
+def _launch_row(launch: LaunchTiming, sequence_ms: float | None, seed: int) -> LaunchRow:
+    """One launch's median and interval, and its share of the sequence's median."""
+    row = LaunchRow(launch.entry)
+    if launch.samples_ms:
+        row.median_ms, row.low_ms, row.high_ms = bootstrap_median(launch.samples_ms, LEVEL,
+                                                                  seed=seed)
+        row.share = row.median_ms / sequence_ms if sequence_ms else None
+    return row
+
+
 def _row(name: str, timing: VariantTiming, base: VariantTiming | None, seed: int) -> TimingRow:
     """One row: the median's interval, and the ratio to `base` when both have samples."""
     row = TimingRow(name, dict(timing.case), str(timing.status), timing.message,
-                    len(timing.samples_ms), gbps=timing.gbps)
+                    len(timing.samples_ms), gbps=timing.gbps, sequence=list(timing.sequence))
     if timing.samples_ms:
         row.median_ms, row.low_ms, row.high_ms = bootstrap_median(timing.samples_ms, LEVEL,
                                                                   seed=seed)
+    row.launches = [_launch_row(launch, row.median_ms, seed) for launch in timing.launches]
     if base is not None and timing.samples_ms and base.samples_ms:
         interval = bootstrap_ratio(timing.samples_ms, base.samples_ms, LEVEL, seed=seed)
         row.ratio, row.ratio_low, row.ratio_high = interval.ratio, interval.low, interval.high

@@ -57,9 +57,23 @@ class CompileFacts:
 
 
 @dataclass
+class LaunchRow:
+    """One launch of a variant's sequence at one case (per-launch timing): its median with a
+    95% interval, and its share of the sequence's median."""
+
+    entry: str
+    median_ms: float | None = None
+    low_ms: float | None = None
+    high_ms: float | None = None
+    share: float | None = None
+
+
+@dataclass
 class TimingRow:
     """One variant at one timed case: its median with a 95% interval, and its time ratio to the
-    baseline with the interval of that ratio (None where there is no baseline to divide by)."""
+    baseline with the interval of that ratio (None where there is no baseline to divide by).
+    For a spec of several launches the time is the whole sequence's (`sequence` names its
+    launches' entries) and `launches` holds each one's part, when per-launch times were asked."""
 
     variant: str
     case: dict[str, int | float]
@@ -73,12 +87,18 @@ class TimingRow:
     ratio_low: float | None = None
     ratio_high: float | None = None
     gbps: float | None = None
+    sequence: list[str] = field(default_factory=list)
+    launches: list[LaunchRow] = field(default_factory=list)
 
     def ratio_words(self) -> str:
         """'0.52x (0.50..0.55)', or '-' without a ratio."""
         if self.ratio is None:
             return "-"
         return f"{self.ratio:.3g}x ({self.ratio_low:.3g}..{self.ratio_high:.3g})"
+
+
+# Reports of one-launch variants without per-launch times are written as they always were.
+codec.shape(TimingRow, omit_empty=("sequence", "launches"))
 
 
 @dataclass

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from app.engine.verify.results import RunResult
-from app.review.model import CompareReport, TimingRow, VariantResult
+from app.review.model import CompareReport, LaunchRow, TimingRow, VariantResult
 from app.review.model import duration as format_ms
 
 _NUMBER = re.compile(r"-?[\d.]+(e[-+]?\d+)?( ?[a-zA-Z%]{1,2})?")
@@ -113,9 +113,39 @@ def _timing_lines(report: CompareReport) -> list[str]:
              f"intervals, ratio = time / baseline's time):"]
     lines += table(["variant", "case", "median", "95% CI", "n", "ratio (95% CI)", "checks"],
                    [_timing_row(r, report.baseline) for r in timing.rows])
+    lines += _sequence_lines(timing.rows)
     if timing.status != "timed":
         lines.append(f"timing: {timing.status}: {timing.note}")
     return lines
+
+
+def _sequence_lines(rows: list[TimingRow]) -> list[str]:
+    """Which variants' times are sequences of launches, and each launch's part (per-launch)."""
+    lines = []
+    named: set[str] = set()
+    for row in rows:
+        if row.sequence and row.variant not in named:
+            named.add(row.variant)
+            lines.append(f"{row.variant}: each time is the whole sequence of "
+                         f"{len(row.sequence)} launches ({', '.join(row.sequence)}), as are "
+                         "its bytes and flops")
+    timed = [(row, launch) for row in rows for launch in row.launches]
+    if not timed:
+        return lines
+    lines.append("per launch (medians with 95% intervals; share of the sequence's median):")
+    lines += table(["variant", "case", "launch", "median", "95% CI", "of sequence"],
+                   [_launch_cells(row, number, launch) for row in rows
+                    for number, launch in enumerate(row.launches, start=1)])
+    return lines
+
+
+def _launch_cells(row: TimingRow, number: int, launch: LaunchRow) -> list[str]:
+    """One launch of one timed variant."""
+    interval = "-" if launch.low_ms is None else \
+        f"{format_ms(launch.low_ms)}..{format_ms(launch.high_ms)}"
+    share = "-" if launch.share is None else f"{launch.share:.1%}"
+    return [row.variant, case_text(row.case), f"{number} {launch.entry}",
+            format_ms(launch.median_ms), interval, share]
 
 
 def _failure_lines(report: CompareReport) -> list[str]:

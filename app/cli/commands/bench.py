@@ -1,5 +1,6 @@
 """`kernel-studio bench SPEC.toml`: time a kernel on the GPU (after verifying it), optionally
-against a baseline (--vs) or over sizes (--sweep)."""
+against a baseline (--vs) or over sizes (--sweep). A spec of several launches is timed as the
+whole sequence; --per-launch times each launch of it too."""
 
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="time at each value of one size variable (e.g. n=1e4,1e5,1e6)")
     parser.add_argument("--case", type=parse_case, metavar="K=V[,K=V]",
                         help="time this case instead of the spec's [bench] case")
+    parser.add_argument("--per-launch", action="store_true",
+                        help="also time each launch of a spec of several launches (an event "
+                             "between launches); a sample is always the whole sequence")
     parser.add_argument("--hot", action="store_true",
                         help="do not flush L2 between samples (default: cold, flushed)")
     parser.add_argument("--budget-ms", type=flags.finite, default=2000.0,
@@ -93,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
         min_samples=args.min_samples, max_samples=args.max_samples,
         rse_target=args.noise / 100.0, case=args.case, sweep=args.sweep, vs=args.vs,
         verify_first=not args.skip_verify, timeout=args.timeout,
-        remeasure_peaks=args.remeasure_peak, seed=args.seed, compiler=args.compiler)
+        remeasure_peaks=args.remeasure_peak, seed=args.seed, compiler=args.compiler,
+        per_launch=args.per_launch)
     problem = _case_problem(args.spec, options)
     if problem:
         return _print(BenchReport(Status.SPEC_ERROR, problem), args.json)

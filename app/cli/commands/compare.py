@@ -1,6 +1,7 @@
 """`kernel-studio compare A.toml B.toml [C.toml ...]`: variants of one task side by side:
 compiled (resources, occupancy, SASS mix), verified on the same cases and seeds, and on a GPU
-timed interleaved with each one's ratio to the baseline and its 95% interval."""
+timed interleaved with each one's ratio to the baseline and its 95% interval. A variant of
+several launches is timed as its whole sequence (--per-launch: each launch too)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write a self-contained HTML report here")
     flags.add_backend(parser, "where verification runs (timing always needs a GPU)")
     parser.add_argument("--no-timing", action="store_true", help="compile and verify only")
+    parser.add_argument("--per-launch", action="store_true",
+                        help="also time each launch of a variant of several launches (a "
+                             "variant's time is always its whole sequence)")
     parser.add_argument("--budget-ms", type=MILLISECONDS, default=1000.0,
                         help="timing budget per variant and case, in ms (default 1000)")
     flags.add_timeout(parser, "seconds one launch may take before it is killed")
@@ -124,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     options = RunOptions(backend=args.backend, timeout=args.timeout, arch=args.arch,
                          compiler=args.compiler, trusted=None, time=not args.no_timing,
-                         budget_ms=args.budget_ms, sweep=args.sweep, seed=args.seed)
+                         budget_ms=args.budget_ms, sweep=args.sweep, seed=args.seed,
+                         per_launch=args.per_launch)
     report = compare_variants(variants, baseline, options,
                               progress=None if args.json else _progress)
     if sys.stderr.isatty() and not args.json:

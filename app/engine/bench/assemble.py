@@ -137,6 +137,11 @@ def _status(points: list[BenchPoint], sweep: str | None) -> tuple[Status, str]:
         return Status.TIMED, point.comparison.describe()
     variant = point.variants[0]
     count = variant.stats.count if variant.stats else 0
+    if variant.sequence:
+        return Status.TIMED, (f"{variant.name}: median {format_ms(variant.median_ms)} over "
+                              f"{count} samples of the whole sequence of "
+                              f"{len(variant.sequence)} launches; first and last timed runs "
+                              "match the reference")
     return Status.TIMED, (f"{variant.name}: median {format_ms(variant.median_ms)} over {count} "
                      "samples; first and last timed launches match the reference")
 

@@ -1,6 +1,10 @@
 """One timed case: inputs and expected outputs for each variant, the worker's `bench` request,
-the checks of the first and last timed launches against the reference (GPU MODE style: a kernel
-cannot be fast by skipping work after its first launch), and the figures."""
+the checks of the first and last timed samples against the reference (GPU MODE style: a kernel
+cannot be fast by skipping work after its first launch), and the figures.
+
+A variant of a spec of several launches is the sequence of its launches on buffers they share
+(one file per buffer, named by every launch that takes it): a sample is the whole sequence, and
+its bytes and flops ([bench]) are the sequence's. Per-launch times, when asked, come with it."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from app.base import codec
-from app.engine.bench.reports import BenchPoint, Comparison, VariantTiming
+from app.engine.bench.reports import BenchPoint, Comparison, LaunchTiming, VariantTiming
 from app.engine.bench.roofline import Flag, speedup_flag, throttle_flag, throughput
 from app.engine.bench.stats import bootstrap_ratio, summarize
 from app.engine.verify import buffers
@@ -32,6 +36,7 @@ from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import (
     Argument,
     BenchRequest,
+    BenchVariant,
     BufferItem,
     KernelRef,
     Launch,
@@ -39,8 +44,8 @@ from app.engine.worker.protocol import (
 )
 from app.engine.worker.timing import TimingPlan
 from app.spec import expr
-from app.spec.cases import Resolved, resolve
-from app.spec.model import Case, Spec
+from app.spec.cases import Resolved, ResolvedLaunch, resolve
+from app.spec.model import Case, LaunchSpec, Spec
 
 Array = np.ndarray[Any, Any]
 BENCH_SEED = 0
@@ -72,7 +77,7 @@ class Staged:
     expected: dict[str, Array]
     last_paths: dict[str, Path]
     first_paths: dict[str, Path]
-    launch: Launch
+    request: BenchVariant
     salt: bytes
     seed: int = BENCH_SEED
 
@@ -91,6 +96,7 @@ class PointContext:
     options: VerifyOptions
     helpers_path: Path | None
     cancel: threading.Event | None
+    per_launch: bool = False
 
 
 def evaluate_optional(text: str | None, case: Case) -> float | None:
@@ -121,22 +127,34 @@ def stage(variant: Variant, case: Case, folder: Path, index: int,
     last: dict[str, Path] = {}
     first: dict[str, Path] = {}
     salt = buffers.new_salt()
+    for arg in spec.args:  # one file per buffer, whichever launches take it
+        if arg.is_buffer:
+            last[arg.name] = folder / f"bench-{index}-{seed}-{arg.name}.bin"
+            first[arg.name] = folder / f"bench-{index}-{seed}-{arg.name}.first.bin"
+            buffers.image_for(arg, resolved, inputs, buffers.GUARD_BYTES, salt).tofile(
+                last[arg.name])
+    launches = tuple(_launch(variant, resolved, launch, shape, last, first)
+                     for launch, shape in zip(spec.launches, resolved.launch_shapes(),
+                                              strict=True))
+    request = BenchVariant.of_launches(launches)
+    return Staged(variant, resolved, inputs, expected, last, first, request, salt, seed)
+
+
+def _launch(variant: Variant, resolved: Resolved, launch: LaunchSpec, shape: ResolvedLaunch,
+            last: dict[str, Path], first: dict[str, Path]) -> Launch:
+    """One launch of a variant's sequence: its kernel, shape and arguments, each buffer the
+    file every launch naming it shares."""
     items: list[Argument] = []
-    for arg in spec.args:
-        if not arg.is_buffer:
+    for arg in variant.spec.launch_args(launch):
+        if arg.is_buffer:
+            items.append(BufferItem(str(last[arg.name]), buffers.GUARD_BYTES, arg.dtype,
+                                    first=str(first[arg.name])))
+        else:
             items.append(ScalarItem(resolved.scalars[arg.name], arg.dtype))
-            continue
-        last[arg.name] = folder / f"bench-{index}-{seed}-{arg.name}.bin"
-        first[arg.name] = folder / f"bench-{index}-{seed}-{arg.name}.first.bin"
-        buffers.image_for(arg, resolved, inputs, buffers.GUARD_BYTES, salt).tofile(
-            last[arg.name])
-        items.append(BufferItem(str(last[arg.name]), buffers.GUARD_BYTES, arg.dtype,
-                                first=str(first[arg.name])))
     prepared = variant.prepared
-    kernel = KernelRef(prepared.symbol, spec.entry,
+    kernel = KernelRef(prepared.symbol_of(launch.entry), launch.entry,
                        cubin_path=str(prepared.cubin_path) if prepared.cubin_path else None)
-    launch = Launch.of(kernel, resolved.grid, resolved.block, resolved.shared_bytes, tuple(items))
-    return Staged(variant, resolved, inputs, expected, last, first, launch, salt, seed)
+    return Launch.of(kernel, shape.grid, shape.block, shape.shared_bytes, tuple(items))
 
 
 def same_inputs(sets: list[list[Staged]]) -> bool:
@@ -166,17 +184,20 @@ def slot_plan(plan: TimingPlan) -> TimingPlan:
 
 
 def request_timeout(ctx: PointContext, staged: list[Staged]) -> float:
-    """Seconds the parent waits for a bench reply before it kills the worker."""
+    """Seconds the parent waits for a bench reply before it kills the worker: the plan's time,
+    and a launch time limit for every launch of the warm-up and of the last samples."""
     count = len(staged)
+    launches = sum(len(s.request.launches) for s in staged)
     gib = sum(s.resolved.nbytes(s.variant.spec) for s in staged) / 2**30
     return (ctx.plan.hard_limit_ms(count) + ctx.plan.warmup_ms * count) / 1000.0 + \
-        (2 * count + 2) * ctx.options.timeout + 3 * TRANSFER_SECONDS_PER_GIB * gib + SLACK_SECONDS
+        (2 * launches + 2) * ctx.options.timeout + 3 * TRANSFER_SECONDS_PER_GIB * gib + \
+        SLACK_SECONDS
 
 
 def send(ctx: PointContext, staged: list[Staged]) -> dict[str, Any]:
     """Send the bench request; a reply, or {"ok": False, "status", "message"} on a fault."""
-    request = BenchRequest(tuple(s.launch for s in staged), slot_plan(ctx.plan),
-                           str(ctx.helpers_path) if ctx.helpers_path else None)
+    request = BenchRequest(tuple(s.request for s in staged), slot_plan(ctx.plan),
+                           str(ctx.helpers_path) if ctx.helpers_path else None, ctx.per_launch)
     try:
         worker = ctx.handle.ensure()
         reply = worker.request(codec.to_object(request), request_timeout(ctx, staged), ctx.cancel)
@@ -194,8 +215,9 @@ def _checks(ctx: PointContext, staged: Staged) -> list[Any]:
     run_ctx = RunContext(variant.spec, ctx.options, ctx.handle, variant.prepared, ctx.folder,
                          buffers.GUARD_BYTES, variant.reference, ctx.cancel)
     results = []
+    timed = "timed launch" if len(variant.spec.launches) == 1 else "timed run of the sequence"
     for when, paths in (("first", staged.first_paths), ("last", staged.last_paths)):
-        label = f"{when} timed launch on the inputs of seed {staged.seed}"
+        label = f"{when} {timed} on the inputs of seed {staged.seed}"
         if not all(p.exists() for p in paths.values()):
             results.append(RunResult(staged.resolved.case, staged.seed, Status.UNVERIFIED,
                                      f"{label}: the worker wrote no images to check"))
@@ -209,9 +231,17 @@ def _checks(ctx: PointContext, staged: Staged) -> list[Any]:
     return results
 
 
+def _launch_timings(spec: Spec, parts: list[list[float]]) -> list[LaunchTiming]:
+    """Each launch's part of the samples, with its summary (none when not asked for)."""
+    return [LaunchTiming(launch.entry, list(samples), summarize(samples) if samples else None)
+            for launch, samples in zip(spec.launches, parts, strict=False)]
+
+
 def _variant_timing(ctx: PointContext, sets: list[Staged], samples: list[float],
-                    reply: dict[str, Any], index: int) -> VariantTiming:
-    """Samples, summary, rates and checks (of every input set) of one variant."""
+                    reply: dict[str, Any], index: int,
+                    parts: list[list[float]]) -> VariantTiming:
+    """Samples, summary, rates and checks (of every input set) of one variant; `parts`: each
+    launch's samples (per-launch timing), else empty."""
     staged = sets[0]
     spec, case = staged.variant.spec, staged.resolved.case
     checks = [check for one in sets for check in _checks(ctx, one)]
@@ -227,7 +257,9 @@ def _variant_timing(ctx: PointContext, sets: list[Staged], samples: list[float],
         stats=stats, stop_reason=str(reply.get("stop_reason", "")),
         warmup_launches=int(reply.get("warmup_launches", [0] * (index + 1))[index]),
         bytes=bytes_moved, flops=flops, gbps=rate.gbps, gflops=rate.gflops,
-        intensity=rate.intensity, checks=checks)
+        intensity=rate.intensity, checks=checks,
+        sequence=[launch.entry for launch in spec.launches] if len(spec.launches) > 1 else [],
+        launches=_launch_timings(spec, parts))
 
 
 def compare(variants: list[VariantTiming], inputs_match: bool, seed: int) -> Comparison | None:
@@ -266,6 +298,17 @@ def _merged(samples: list[list[float]], variants: int) -> list[list[float]]:
     return merged
 
 
+def _merged_parts(parts: list[list[list[float]]], variants: int) -> list[list[list[float]]]:
+    """Each variant's per-launch samples over all its input sets (parts[slot][launch]), merged
+    as _merged merges the samples; empty lists when the reply has none."""
+    if not parts:
+        return [[] for _ in range(variants)]
+    launches = [max((len(p) for p in parts[v::variants]), default=0) for v in range(variants)]
+    by_launch = [_merged([p[k] if k < len(p) else [] for p in parts], variants)
+                 for k in range(max(launches, default=0))]
+    return [[by_launch[k][v] for k in range(launches[v])] for v in range(variants)]
+
+
 def time_point(ctx: PointContext, sets: list[list[Staged]],
                seed: int = 0) -> tuple[BenchPoint, dict[str, Any]] | PointFault:
     """Time the staged variants together, rotating between their input sets: the point and
@@ -278,7 +321,13 @@ def time_point(ctx: PointContext, sets: list[list[Staged]],
     if len(samples) != len(slots):
         return PointFault(Status.CRASH, "the worker's reply has no samples for some variants")
     merged = _merged(samples, len(sets))
-    variants = [_variant_timing(ctx, s, merged[i], reply, i) for i, s in enumerate(sets)]
+    parts = [[list(map(float, launch)) for launch in slot] for slot in reply.get("launch_ms", [])]
+    if ctx.per_launch and len(parts) != len(slots):
+        return PointFault(Status.CRASH, "the worker's reply has no per-launch times for some "
+                          "variants")
+    merged_parts = _merged_parts(parts, len(sets))
+    variants = [_variant_timing(ctx, s, merged[i], reply, i, merged_parts[i])
+                for i, s in enumerate(sets)]
     comparison = compare(variants, same_inputs(sets), seed)
     clocks = dict(reply.get("clocks", {}))
     clocks["source"] = dict(reply.get("facts", {})).get("clock_source")

@@ -1,6 +1,11 @@
 """Typed results of timing (`kernel-studio bench`): they describe themselves for people, as
 JSON (with every sample), and as the plain arrays the GUI's charts take.
 
+A variant of a spec of several launches is timed as its whole sequence (`sequence` names the
+launches' entries; its bytes, flops and rates are the sequence's) and, with --per-launch, each
+launch on its own (`launches`). Both keys stay out of the JSON when empty, so a report of
+one-launch specs that did not ask for per-launch times reads as it always did.
+
 A refusal (no GPU), a failed check or a crash is a report with a status and a message, never an
 exception; the exit codes follow docs/spec.md."""
 
@@ -43,6 +48,31 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
+@dataclass
+class LaunchTiming:
+    """One launch of a variant's sequence: its part of every sample, and their summary."""
+
+    entry: str
+    samples_ms: list[float] = field(default_factory=list)
+    stats: Stats | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LaunchTiming:
+        """A launch's timing from its JSON."""
+        values = known_fields(cls, data)
+        values["stats"] = Stats.from_json(values.get("stats"))
+        return cls(**values)
+
+    @property
+    def median_ms(self) -> float | None:
+        """The median of the launch's parts, when there are any."""
+        return self.stats.median if self.stats else None
+
+
+# VariantTiming's keys that its JSON leaves out when they are empty (one launch, no --per-launch).
+OPTIONAL_KEYS = ("sequence", "launches")
+
+
 def _case_text(case: dict[str, int | float]) -> str:
     """`n=16777216, k=3`."""
     return ", ".join(f"{k}={v}" for k, v in case.items()) or "(no size variables)"
@@ -70,6 +100,11 @@ class VariantTiming:
     fp32_share: float | None = None
     checks: list[RunResult] = field(default_factory=list)
     flags: list[Flag] = field(default_factory=list)
+    # The entries of the launches one sample runs, when there are several; the bytes, flops
+    # and rates above are then the whole sequence's.
+    sequence: list[str] = field(default_factory=list)
+    # Each launch's part of the samples (--per-launch), in launch order.
+    launches: list[LaunchTiming] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> VariantTiming:
@@ -79,7 +114,20 @@ class VariantTiming:
         values["stats"] = Stats.from_json(values.get("stats"))
         values["checks"] = [RunResult.from_json(r) for r in values.get("checks", [])]
         values["flags"] = [Flag(**f) for f in values.get("flags", [])]
+        values["launches"] = [LaunchTiming.from_json(t) for t in values.get("launches", [])]
         return cls(**values)
+
+    def launch_rows(self) -> list[list[str]]:
+        """The per-launch table's rows: launch (number and entry), median, p10..p90, share of
+        the sequence's median."""
+        rows = []
+        whole = self.median_ms
+        for number, launch in enumerate(self.launches, start=1):
+            s = launch.stats
+            spread = f"{format_ms(s.p10)}..{format_ms(s.p90)}" if s else "-"
+            part = _percent(s.median / whole) if s and whole else "-"
+            rows.append([f"{number} {launch.entry}", format_ms(launch.median_ms), spread, part])
+        return rows
 
     @property
     def median_ms(self) -> float | None:
@@ -236,6 +284,8 @@ class BenchReport:
     def to_json(self) -> dict[str, Any]:
         """Everything, with every sample, as JSON-ready data (NaN and infinity become null)."""
         data = asdict(self)
+        for point in data["points"]:
+            point["variants"] = [_without_empty(v) for v in point["variants"]]
         data["exit_code"] = self.exit_code
         data["flags_all"] = [asdict(f) for f in self.all_flags()]
         if len(self.points) > 1 or self.sweep_variable:
@@ -265,6 +315,11 @@ def stop_words(reason: str) -> str:
     """Why sampling stopped, in words (a word this version does not know, as it is)."""
     known = reason in StopReason.__members__.values()
     return STOP_WORDS[StopReason(reason)] if known else reason
+
+
+def _without_empty(variant: dict[str, Any]) -> dict[str, Any]:
+    """A variant's JSON without the OPTIONAL_KEYS that are empty."""
+    return {k: v for k, v in variant.items() if k not in OPTIONAL_KEYS or v}
 
 
 def _or_nan(value: float | None) -> float:
@@ -311,18 +366,36 @@ def _point_lines(point: BenchPoint) -> list[str]:
     lines = [f"case {_case_text(point.case)}"]
     lines += table([HEADER] + [v.row() for v in point.variants])
     for variant in point.variants:
+        warmups = "warm-up runs of the sequence" if variant.sequence else "warm-up launches"
         if variant.stats is not None:
             lines.append(f"  {variant.name}: {variant.stats.count} samples, stopped because "
                          f"{stop_words(variant.stop_reason)}; {variant.warmup_launches} "
-                         "warm-up launches")
+                         f"{warmups}")
         elif variant.message:
             lines.append(f"  {variant.name}: {variant.message}")
+        lines += _sequence_lines(variant)
         lines += _check_lines(variant)
     if point.comparison is not None:
         lines.append("  " + point.comparison.describe())
         if not point.comparison.same_inputs:
             lines.append("  (the two specs' inputs differ, so each ran on its own inputs)")
     lines.append("  " + _clock_text(point.clocks))
+    return lines
+
+
+def _sequence_lines(variant: VariantTiming) -> list[str]:
+    """What a sample of a sequence is, and each launch's part of it (--per-launch)."""
+    lines = []
+    if variant.sequence:
+        counted = "time, bytes and flops ([bench])" if variant.bytes or variant.flops \
+            else "time"
+        lines.append(f"  {variant.name}: a sample is the whole sequence of "
+                     f"{len(variant.sequence)} launches ({', '.join(variant.sequence)}); its "
+                     f"{counted} are the sequence's")
+    if variant.launches:
+        lines.append(f"  {variant.name} per launch (an event between launches):")
+        lines += table([["launch", "median", "p10..p90", "of sequence"]]
+                       + variant.launch_rows(), indent="    ")
     return lines
 
 
@@ -360,10 +433,32 @@ def _sweep_lines(report: BenchReport) -> list[str]:
             row.append(f"{c.ratio:.3f} ({c.low:.3f}..{c.high:.3f})" if c else "-")
         rows.append(row)
     lines = [f"size sweep over {variable}"] + table(rows)
+    lines += _sweep_launch_lines(report, variable)
     for point in report.points:
         for variant in point.variants:
             lines += _check_lines(variant)
     return lines
+
+
+def _sweep_launch_lines(report: BenchReport, variable: str) -> list[str]:
+    """A sweep's sequences in a sentence, and each launch's median per size (--per-launch)."""
+    lines = []
+    first = report.points[0].variants
+    for variant in first:
+        if variant.sequence:
+            lines.append(f"  {variant.name}: each time is the whole sequence of "
+                         f"{len(variant.sequence)} launches ({', '.join(variant.sequence)}), "
+                         "as are its bytes and flops")
+    if not any(v.launches for v in first):
+        return lines
+    header = [variable] + [f"{v.name} {k + 1} {launch.entry}" for v in first
+                           for k, launch in enumerate(v.launches)]
+    rows = [header]
+    for point in report.points:
+        rows.append([str(point.case.get(variable, "?"))]
+                    + [format_ms(launch.median_ms) for v in point.variants
+                       for launch in v.launches])
+    return lines + ["per launch (medians):"] + table(rows)
 
 
 def _environment_lines(report: BenchReport) -> list[str]:

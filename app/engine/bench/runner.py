@@ -1,5 +1,6 @@
 """Timing kernels (`kernel-studio bench`): verify, then time in a worker with CUDA events, check
-the first and last timed launches, and report the figures against the device's peaks.
+the first and last timed samples, and report the figures against the device's peaks. A spec of
+several launches is timed as its whole sequence, and each launch too with `per_launch`.
 
 `bench_file(path, options)` is the entry point for the CLI and the GUI (app/jobs/server.py). It
 never raises for a kernel's misbehaviour: every outcome is a BenchReport with a status.
@@ -88,6 +89,8 @@ class BenchOptions:
     limit_ms: float | None = TimingPlan.limit_ms
     # "nvrtc" or "nvcc" (--compiler); None: each spec's [kernel].compiler.
     compiler: str | None = None
+    # Also time each launch of a sequence (--per-launch): an event between launches.
+    per_launch: bool = False
 
     def plan(self) -> TimingPlan:
         """The timing plan these options ask for (raises PlanError)."""
@@ -173,8 +176,8 @@ def work_folder(engine: Engine, needed: int) -> Iterator[Path]:
 def _prepare(spec: Spec, backend: str, device: dict[str, Any], options: BenchOptions,
              folder: Path) -> Prepared | BenchReport:
     """Compile for the device's arch (the selftest backend runs named behaviours instead)."""
-    if backend in TEST_BACKENDS:
-        return Prepared(spec.entry, None)
+    if backend in TEST_BACKENDS:  # each entry names a behaviour of the backend
+        return Prepared(spec.entry, None, symbols={entry: entry for entry in spec.entries})
     arch = device.get("arch") if device.get("kind") == "gpu" else options.arch
     prepared = compile_for(spec, arch, folder, options.compiler)
     if isinstance(prepared, Prepared):
@@ -299,7 +302,8 @@ def _time_cases(run: _Run, variants: list[Variant], cases: list[Case], plan: Tim
     for number, case in enumerate(cases):
         run.progress(f"timing case {number + 1}/{len(cases)}", 0.3 + 0.6 * number / len(cases))
         with work_folder(run.engine, bytes_needed(run.specs, case)) as folder:
-            ctx = PointContext(run.handle, folder, plan, verify_options, helpers, run.cancel)
+            ctx = PointContext(run.handle, folder, plan, verify_options, helpers, run.cancel,
+                               run.options.per_launch)
             try:
                 staged = stage_sets(variants, case, folder)
             except CaseError as error:

@@ -2,8 +2,10 @@
 
 Requests: {"v": 1, "id": N, "op": "hello" | "load" | "run" | "bench" | "shutdown", ...}
 "bench" carries "variants" (each shaped like a run request, whose buffer items may name a
-"first" file for the images after the first timed launch), a "plan" (app.engine.worker.timing) and
-an optional "helpers_cubin_path"; its reply holds every sample (app.engine.worker.backends.sampler).
+"first" file for the images after the first timed sample, and which may list further launches
+under "then": a sequence timed as one sample), a "plan" (app.engine.worker.timing), an optional
+"helpers_cubin_path" and an optional "per_launch"; its reply holds every sample
+(app.engine.worker.backends.sampler), and each launch's part of it when per_launch was asked.
 Replies:  {"v": 1, "id": N, "ok": true, ...} or {"v": 1, "id": N, "ok": false, "error": KIND,
            "message": TEXT, "fatal": BOOL}
 Buffer contents never travel in the JSON: they are files in a private session folder, named
@@ -219,14 +221,45 @@ class RunRequest(Launch, frozen=True, tag_field="op", tag=str(Op.RUN)):
         return cls(**msgspec.structs.asdict(launch.launch))
 
 
-class BenchRequest(msgspec.Struct, frozen=True, tag_field="op", tag=str(Op.BENCH)):
-    """Time the variants interleaved under a plan; the worker writes back first and last images.
-    Every field is written, helpers_cubin_path too when it is null."""
+class BenchVariant(Launch, frozen=True, omit_defaults=True, kw_only=True):
+    """One variant of a bench request: its first launch, inline as a v1 variant has it, then
+    `then`, the launches that follow it in the same timed sample (a spec of several launches).
+    The launches share device buffers by item path: every item naming one file is one buffer,
+    uploaded once and passed to each launch that names it. An empty `then` stays off the wire,
+    so a one-launch variant is the line it always was."""
 
-    variants: tuple[Launch, ...]
-    plan: TimingPlan = msgspec.field(default_factory=TimingPlan)
-    helpers_cubin_path: str | None = None
+    then: tuple[Launch, ...] = ()
+
+    @classmethod
+    def of_launches(cls, launches: tuple[Launch, ...]) -> BenchVariant:
+        """The variant that runs `launches` in order (at least one)."""
+        first, *rest = launches
+        return cls(**msgspec.structs.asdict(first.launch), then=tuple(rest))
+
+    @property
+    def launches(self) -> tuple[Launch, ...]:
+        """Every launch of the variant, in order."""
+        return (self.launch, *self.then)
+
+
+class BenchRequest(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="op",
+                   tag=str(Op.BENCH)):
+    """Time the variants interleaved under a plan; the worker writes back first and last images.
+    The plan and helpers_cubin_path are always written (the path too when it is null);
+    `per_launch` (also time each launch of a sequence, with an event between launches) only
+    when set, so a request that does not ask for it is the line it always was."""
+
+    variants: tuple[BenchVariant, ...]
+    plan: TimingPlan = always(TimingPlan())
+    helpers_cubin_path: str | None = always(None)
+    per_launch: bool = False
     op: ClassVar[Op] = Op.BENCH
+
+    def __post_init__(self) -> None:
+        """A plain Launch given as a variant (as v1 callers build them) is that one launch."""
+        variants = tuple(v if isinstance(v, BenchVariant) else BenchVariant.of_launches((v,))
+                         for v in self.variants)
+        msgspec.structs.force_setattr(self, "variants", variants)
 
 
 Request = HelloRequest | ShutdownRequest | LoadRequest | RunRequest | BenchRequest
@@ -273,9 +306,10 @@ class Clocks(msgspec.Struct, frozen=True):
     min_mhz: float | None = None
 
 
-class BenchReply(msgspec.Struct, frozen=True):
+class BenchReply(msgspec.Struct, frozen=True, omit_defaults=True):
     """Every sample of every variant (app.engine.worker.timing.SamplingOutcome), and what the
-    backend knows of its device."""
+    backend knows of its device. `launch_ms` (only when the request asked for per-launch
+    times): for each variant, for each of its launches, that launch's part of every sample."""
 
     samples_ms: list[list[float]]
     order: list[int]
@@ -284,6 +318,7 @@ class BenchReply(msgspec.Struct, frozen=True):
     clocks: Clocks
     sampling_ms: float
     facts: dict[str, Any]
+    launch_ms: list[list[list[float]]] = []
 
     @classmethod
     def of(cls, outcome: SamplingOutcome, facts: dict[str, Any]) -> BenchReply:
@@ -291,7 +326,7 @@ class BenchReply(msgspec.Struct, frozen=True):
         return cls(outcome.samples_ms, outcome.order, outcome.stop_reason,
                    outcome.warmup_launches,
                    Clocks(outcome.clock_start_mhz, outcome.clock_end_mhz, outcome.clock_min_mhz),
-                   outcome.sampling_ms, facts)
+                   outcome.sampling_ms, facts, outcome.launch_ms)
 
 
 class Failure(msgspec.Struct, frozen=True):

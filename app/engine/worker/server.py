@@ -32,13 +32,19 @@ from app.isolation import offline, sandbox
 EXIT_AFTER_FAULT = 3
 
 
-def _args(items: tuple[protocol.Argument, ...]) -> list[BufferArg | ScalarArg]:
-    """Buffer images read from their files, and scalars."""
+def _args(items: tuple[protocol.Argument, ...],
+          shared: dict[str, np.ndarray[Any, Any]] | None = None) -> list[BufferArg | ScalarArg]:
+    """Buffer images read from their files, and scalars. With `shared` (the launches of one
+    bench variant), every item naming a file already read gets that same image: one buffer."""
     args: list[BufferArg | ScalarArg] = []
     for item in items:
         if isinstance(item, protocol.BufferItem):
-            with sandbox.open_shared(Path(item.path)) as handle:
-                image = np.fromfile(handle, dtype=np.uint8)
+            image = shared.get(item.path) if shared is not None else None
+            if image is None:
+                with sandbox.open_shared(Path(item.path)) as handle:
+                    image = np.fromfile(handle, dtype=np.uint8)
+                if shared is not None:
+                    shared[item.path] = image
             args.append(BufferArg(image, item.offset, item.dtype, item.upload, item.edge))
         elif isinstance(item, protocol.ScalarItem):
             args.append(ScalarArg(item.value, item.dtype))
@@ -67,9 +73,10 @@ def _three(dims: tuple[int, ...]) -> tuple[int, int, int]:
     return items[0], items[1], items[2]
 
 
-def _launch_request(kernel: protocol.KernelRef,
-                    launch: protocol.Launch | None = None) -> LaunchRequest:
-    """What a backend needs for a kernel (load) or one launch of it (run, bench)."""
+def _launch_request(kernel: protocol.KernelRef, launch: protocol.Launch | None = None,
+                    shared: dict[str, np.ndarray[Any, Any]] | None = None) -> LaunchRequest:
+    """What a backend needs for a kernel (load) or one launch of it (run, bench); `shared`:
+    the images already read for the other launches of a bench variant, by file."""
     try:
         source = _read_optional(kernel.source_path)
         return LaunchRequest(
@@ -77,7 +84,7 @@ def _launch_request(kernel: protocol.KernelRef,
             grid=_three(launch.grid) if launch else (1, 1, 1),
             block=_three(launch.block) if launch else (1, 1, 1),
             shared_bytes=launch.shared_bytes if launch else 0,
-            args=_args(launch.args) if launch else [],
+            args=_args(launch.args, shared) if launch else [],
             cubin=_read_optional(kernel.cubin_path),
             source=source.decode("utf-8") if source is not None else None,
             source_dir=kernel.source_dir, source_path=kernel.source_path,
@@ -94,22 +101,41 @@ def _write_back(launch: protocol.Launch, request: LaunchRequest) -> None:
         _rewrite(item.path, arg.image)
 
 
-def _write_firsts(launch: protocol.Launch, firsts: list[np.ndarray[Any, Any] | None]) -> None:
-    """Write the images of a variant's first timed launch where its buffer items say."""
-    for item, image in zip(launch.args, firsts, strict=False):
-        if image is not None and isinstance(item, protocol.BufferItem) and item.first:
+def _sequence(variant: protocol.BenchVariant) -> list[LaunchRequest]:
+    """A bench variant's launches, in order, their buffers shared by file (each read once)."""
+    shared: dict[str, np.ndarray[Any, Any]] = {}
+    return [_launch_request(launch.kernel, launch, shared) for launch in variant.launches]
+
+
+def _write_variant(variant: protocol.BenchVariant, sequence: list[LaunchRequest],
+                   firsts: list[np.ndarray[Any, Any] | None]) -> None:
+    """Rewrite each buffer file of a variant once with its last image, and write each `first`
+    file once with its image after the first timed sample (`firsts` lists one entry per
+    argument of each launch in turn)."""
+    written: set[str] = set()
+    for launch, request in zip(variant.launches, sequence, strict=True):
+        for item, arg in zip(launch.args, request.args, strict=True):
+            if isinstance(item, protocol.BufferItem) and isinstance(arg, BufferArg) \
+                    and item.path not in written:
+                written.add(item.path)
+                _rewrite(item.path, arg.image)
+    items = [item for launch in variant.launches for item in launch.args]
+    for item, image in zip(items, firsts, strict=False):
+        if image is not None and isinstance(item, protocol.BufferItem) and item.first \
+                and item.first not in written:
+            written.add(item.first)
             _rewrite(item.first, image)
 
 
 def _bench(backend: Backend, message: protocol.BenchRequest) -> dict[str, Any]:
-    """Time the variants of a `bench` request, interleaved; write back first and last images."""
-    requests = [_launch_request(v.kernel, v) for v in message.variants]
+    """Time the variants of a `bench` request, interleaved, each a sequence of launches on
+    buffers it shares; write back first and last images."""
+    sequences = [_sequence(variant) for variant in message.variants]
     helpers = _read_optional(message.helpers_cubin_path)
-    record = backend.time(requests, message.plan, helpers)
-    for variant, request, firsts in zip(message.variants, requests, record.first_images,
-                                        strict=True):
-        _write_back(variant, request)
-        _write_firsts(variant, firsts)
+    record = backend.time(sequences, message.plan, helpers, message.per_launch)
+    for variant, sequence, firsts in zip(message.variants, sequences, record.first_images,
+                                         strict=True):
+        _write_variant(variant, sequence, firsts)
     return protocol.reply(protocol.BenchReply.of(record.outcome, record.facts))
 
 

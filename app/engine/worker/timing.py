@@ -3,7 +3,8 @@ plan that travels in a `bench` message, the noise-based stopping rule, and the s
 and record a backend answers with. Summaries and comparisons of samples: app.engine.bench.stats.
 
 Method (docs/architecture.md, house style; Triton's do_bench and NVIDIA nvbench): every sample
-is one launch timed by its own event pair; sampling stops when the relative standard error of
+is one run of a variant (one launch, or the whole sequence of a spec of several launches) timed
+by its own event pair; sampling stops when the relative standard error of
 the mean falls under a target (at least `min_samples` first), when the time budget is spent, or
 at a sample cap; every sample is kept.
 """
@@ -153,20 +154,28 @@ class SamplingOutcome:
     clock_end_mhz: float | None = None
     clock_min_mhz: float | None = None
     sampling_ms: float = 0.0
+    # Per-launch times (asked for): launch_ms[variant][launch][sample], each launch's part of
+    # the sample of the same index; empty when not asked.
+    launch_ms: list[list[list[float]]] = field(default_factory=list)
 
     def to_reply(self) -> dict[str, Any]:
         """JSON for the protocol."""
-        return {"samples_ms": self.samples_ms, "order": self.order,
-                "stop_reason": self.stop_reason, "warmup_launches": self.warmup_launches,
-                "clocks": {"start_mhz": self.clock_start_mhz, "end_mhz": self.clock_end_mhz,
-                           "min_mhz": self.clock_min_mhz},
-                "sampling_ms": self.sampling_ms}
+        reply: dict[str, Any] = {
+            "samples_ms": self.samples_ms, "order": self.order, "stop_reason": self.stop_reason,
+            "warmup_launches": self.warmup_launches,
+            "clocks": {"start_mhz": self.clock_start_mhz, "end_mhz": self.clock_end_mhz,
+                       "min_mhz": self.clock_min_mhz},
+            "sampling_ms": self.sampling_ms}
+        if self.launch_ms:
+            reply["launch_ms"] = self.launch_ms
+        return reply
 
 
 @dataclass
 class TimingRecord:
-    """A backend's answer to a timing request: the outcome, the outputs of each variant's first
-    timed launch (one entry per argument, None for inputs and scalars), and device facts."""
+    """A backend's answer to a timing request: the outcome, the images of each variant's first
+    timed sample (one entry per argument of each of its launches in turn, None for scalars; a
+    buffer several launches share appears once per launch naming it), and device facts."""
 
     outcome: SamplingOutcome
     first_images: list[list[np.ndarray[Any, Any] | None]]

@@ -41,7 +41,9 @@ def test_old_requests_decode_into_the_records_they_were_made_from() -> None:
     bench = protocol.request_from_message(protocol.decode(LINES[6]))
     assert isinstance(bench, protocol.BenchRequest)
     assert bench.plan.mode is TimingMode.HOT and bench.variants[1].descending
-    assert bench.variants[0] == run.launch
+    # A v1 variant is one launch: the same launch, with no launches after it.
+    assert bench.variants[0].launch == run.launch and bench.variants[0].then == ()
+    assert bench.variants[0].launches == (run.launch,) and not bench.per_launch
 
 
 @pytest.mark.parametrize(("number", "kind"), [(8, protocol.HelloReply), (9, protocol.RunReply),

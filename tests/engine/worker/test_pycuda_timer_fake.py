@@ -80,7 +80,7 @@ def launches(name: str) -> int:
 
 def test_cold_sample_restores_flushes_spins_then_times_one_launch(backend: Any) -> None:
     request = copy_request()
-    record = backend.time([request], plan("cold"), helpers=b"helpers cubin")
+    record = backend.time([[request]], plan("cold"), helpers=b"helpers cubin")
     count = len(record.outcome.samples_ms[0])
     assert 10 <= count <= 12
     flush_bytes = 2 * fake_pycuda.ATTRIBUTES["L2_CACHE_SIZE"]
@@ -101,14 +101,14 @@ def test_cold_sample_restores_flushes_spins_then_times_one_launch(backend: Any) 
 
 
 def test_hot_mode_never_flushes(backend: Any) -> None:
-    record = backend.time([copy_request()], plan("hot"), helpers=b"helpers cubin")
+    record = backend.time([[copy_request()]], plan("hot"), helpers=b"helpers cubin")
     assert not [kind for kind, _ in fake_pycuda.LOG if kind == "memset_d8"]
     assert launches("ks_read_flush") == 0
     assert record.facts["flush"] == "none (hot)"
 
 
 def test_without_helpers_the_flush_is_a_write_only(backend: Any) -> None:
-    record = backend.time([copy_request()], plan("cold"), helpers=None)
+    record = backend.time([[copy_request()]], plan("cold"), helpers=None)
     assert launches("ks_spin") == 0
     assert record.facts["flush"] == "write"
     assert record.facts["spin_us"] is None
@@ -116,7 +116,7 @@ def test_without_helpers_the_flush_is_a_write_only(backend: Any) -> None:
 
 def test_first_and_last_launch_images_come_back(backend: Any) -> None:
     request = copy_request()
-    record = backend.time([request], plan(), helpers=None)
+    record = backend.time([[request]], plan(), helpers=None)
     first = record.first_images[0]
     assert first[2] is None  # the scalar
     assert np.array_equal(data(first[1]), np.arange(N, dtype=np.float32))
@@ -128,7 +128,7 @@ def test_every_launch_starts_from_the_same_images(backend: Any) -> None:
     y = BufferArg(image(np.zeros(N)), GUARD, "float32")
     request = LaunchRequest("add_one", "add_one", (4, 1, 1), (256, 1, 1), 0,
                             [y, ScalarArg(N, "int32")], cubin=b"fake cubin")
-    record = backend.time([request], plan(warmup_ms=1.0), helpers=None)
+    record = backend.time([[request]], plan(warmup_ms=1.0), helpers=None)
     assert launches("add_one") > len(record.outcome.samples_ms[0])  # warm-ups ran too
     assert np.array_equal(data(request.args[0]), np.ones(N, dtype=np.float32))
     assert np.array_equal(data(record.first_images[0][0]), np.ones(N, dtype=np.float32))
@@ -136,20 +136,20 @@ def test_every_launch_starts_from_the_same_images(backend: Any) -> None:
 
 def test_a_lazy_kernel_leaves_its_last_launch_unwritten(backend: Any) -> None:
     request = copy_request("lazy_copy")
-    record = backend.time([request], plan(), helpers=None)
+    record = backend.time([[request]], plan(), helpers=None)
     assert np.array_equal(data(record.first_images[0][1]), np.arange(N, dtype=np.float32))
     assert np.isnan(data(request.args[1])).all()  # the poison restored before the last launch
 
 
 def test_two_variants_are_interleaved(backend: Any) -> None:
-    record = backend.time([copy_request(), copy_request()], plan(), helpers=None)
+    record = backend.time([[copy_request()], [copy_request()]], plan(), helpers=None)
     order = record.outcome.order
     assert order[:6] == [0, 1, 0, 1, 0, 1]
     assert len(record.outcome.samples_ms[0]) == len(record.outcome.samples_ms[1])
 
 
 def test_everything_allocated_is_freed(backend: Any) -> None:
-    backend.time([copy_request()], plan(), helpers=b"helpers cubin")
+    backend.time([[copy_request()]], plan(), helpers=b"helpers cubin")
     assert not fake_pycuda.MEMORY
 
 

@@ -139,7 +139,7 @@ def test_host_timer_restores_every_buffer_before_each_sample() -> None:
     image = np.zeros(16 + 4 * 8, dtype=np.uint8)
     request = LaunchRequest("add", "add", (1, 1, 1), (1, 1, 1), 0,
                             [BufferArg(image, 16, "float32"), ScalarArg(8, "int32")])
-    record = time_on_host(_add_one, [request], TimingPlan(budget_ms=5.0, warmup_ms=1.0))
+    record = time_on_host(_add_one, [[request]], TimingPlan(budget_ms=5.0, warmup_ms=1.0))
     assert (image[16:].view(np.float32) == 1).all()  # one launch's worth, not hundreds
     first = record.first_images[0]
     assert first[1] is None
@@ -151,7 +151,7 @@ def test_host_timer_snapshot_is_a_copy() -> None:
     image = np.zeros(16 + 4, dtype=np.uint8)
     request = LaunchRequest("add", "add", (1, 1, 1), (1, 1, 1), 0,
                             [BufferArg(image, 16, "float32")])
-    timer = HostTimer(_add_one, [request])
+    timer = HostTimer(_add_one, [[request]])
     timer.prepare_sample(0)
     timer.timed_launch(0)
     timer.snapshot(0)

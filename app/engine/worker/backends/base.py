@@ -77,6 +77,12 @@ class LaunchRequest:
         return f"{self.module}:{self.symbol}"
 
 
+# One variant of a timing request: its launches in order, timed together as one sample. Launches
+# that share a buffer hold the same BufferArg image (the worker server makes them so), which is
+# how a timer knows to give them one device allocation.
+LaunchSequence = list[LaunchRequest]
+
+
 class Backend(ABC):
     """One device (or its emulation) inside a worker process."""
 
@@ -97,11 +103,12 @@ class Backend(ABC):
     def run(self, request: LaunchRequest) -> float:
         """Run one launch to completion, images updated in place; return its seconds."""
 
-    def time(self, requests: list[LaunchRequest], plan: TimingPlan,
-             helpers: bytes | None = None) -> TimingRecord:
-        """Time launches of one or more kernels, interleaved (backends.sampler), leaving each
-        request's images as its last timed launch left them. `helpers` is a cubin of the timing
-        helper kernels (resources/bench/helpers.cu), when the parent could build one.
+    def time(self, variants: list[LaunchSequence], plan: TimingPlan,
+             helpers: bytes | None = None, per_launch: bool = False) -> TimingRecord:
+        """Time one or more variants, each a sequence of launches, interleaved
+        (backends.sampler), leaving the images as each variant's last timed sample left them.
+        `helpers` is a cubin of the timing helper kernels (resources/bench/helpers.cu), when the
+        parent could build one; `per_launch` also times each launch inside the sample.
 
         Refused by default: only a backend whose clock means something for a GPU may time."""
         raise BackendError("unsupported", f"the {self.name} backend cannot time kernels: timing "

@@ -14,6 +14,7 @@ from app.engine.worker.backends.base import (
     BackendError,
     BufferArg,
     LaunchRequest,
+    LaunchSequence,
     ScalarArg,
 )
 from app.engine.worker.backends.pycuda_timer import time_launches
@@ -126,10 +127,10 @@ class PycudaBackend(Backend):
             if arg.image.nbytes:
                 cuda.memcpy_dtoh(arg.image, allocation)
 
-    def time(self, requests: list[LaunchRequest], plan: TimingPlan,
-             helpers: bytes | None = None) -> TimingRecord:
-        """Time launches with CUDA events (app.engine.worker.backends.pycuda_timer)."""
-        return time_launches(self, requests, plan, helpers)
+    def time(self, variants: list[LaunchSequence], plan: TimingPlan,
+             helpers: bytes | None = None, per_launch: bool = False) -> TimingRecord:
+        """Time launch sequences with CUDA events (app.engine.worker.backends.pycuda_timer)."""
+        return time_launches(self, variants, plan, helpers, per_launch)
 
     def close(self) -> None:
         """Pop and detach the context."""

@@ -1,16 +1,23 @@
 """Timing on a CUDA device with pycuda, inside the worker (the Timer of backends.sampler).
 
-Per sample, all on the default stream:
-  1. every buffer image of the variant is restored from a pristine device copy (so every launch
+A variant is a sequence of launches (one, for a spec of one launch) on buffers it shares: each
+distinct buffer image is uploaded once per variant, and every launch naming it gets the same
+device pointer. Per sample, all on the default stream:
+  1. every buffer image of the variant is restored from a pristine device copy (so every sample
      does the same work and the last one can be checked against the reference);
   2. cold mode: L2 is flushed by writing a buffer of at least twice the L2 size, then (with the
      helper kernels) reading a second such buffer, which leaves L2 clean;
   3. with the helper kernels, a spin kernel keeps the GPU busy while the host queues the start
-     event and the launch, so the host's launch overhead is never timed;
-  4. start event, the launch, end event; wait for the end event; one event pair per sample.
+     event and the launches, so the host's launch overhead is never timed;
+  4. start event, the variant's launches in order, end event; wait for the end event; one event
+     pair per sample, so a sample is the whole sequence.
+Per-launch timing (asked for) records one more event between consecutive launches of the same
+sample, and each launch's time is the interval between the events around it: the sequence's
+time is still its outer pair's, now with the event records between launches inside it (a
+microsecond or so each; bench --per-launch and a run without it tell how much on a device).
 Hot mode skips step 2. Before every sample, in both modes, lines a kernel marked persisting
 in L2 (an access policy window) are reset to normal, so no kernel keeps its data in L2 across
-the flush. Nothing but the launch lies between the two events.
+the flush. Nothing but the launches (and, per launch, events) lies between the two events.
 """
 
 from __future__ import annotations
@@ -24,8 +31,14 @@ from typing import Any
 import numpy as np
 import pycuda.driver as cuda
 
-from app.engine.worker.backends.base import BackendError, BufferArg, LaunchRequest, ScalarArg
-from app.engine.worker.backends.sampler import run_sampling
+from app.engine.worker.backends.base import (
+    BackendError,
+    BufferArg,
+    LaunchRequest,
+    LaunchSequence,
+    ScalarArg,
+)
+from app.engine.worker.backends.sampler import distinct_images, run_sampling
 from app.engine.worker.clocks import ClockReader
 from app.engine.worker.timing import TimingPlan, TimingRecord
 
@@ -65,13 +78,20 @@ class _Image:
 
 
 @dataclass
-class _Variant:
-    """One kernel ready to launch: its function, parameters and device images."""
+class _Launch:
+    """One launch ready to queue: its request, function and parameters."""
 
     request: LaunchRequest
     function: Any
     params: list[Any]
-    images: dict[int, _Image] = field(default_factory=dict)  # by argument position
+
+
+@dataclass
+class _Variant:
+    """A sequence of launches ready to queue, and the device images they share."""
+
+    launches: list[_Launch] = field(default_factory=list)
+    images: dict[int, _Image] = field(default_factory=dict)  # by id() of the host image
 
 
 def _attribute(device: Any, name: str) -> int | None:
@@ -109,6 +129,8 @@ class PycudaTimer:
         self.allocations: list[Any] = []
         self.variants: list[_Variant] = []
         self.first: list[list[np.ndarray[Any, Any] | None]] = []
+        self.per_launch = False
+        self.marks: list[Any] = []
         self.spin: Any = None
         self.read_flush: Any = None
         self.helpers_note = "no helper kernels were sent"
@@ -136,10 +158,13 @@ class PycudaTimer:
         self.allocations.append(allocation)
         return allocation
 
-    def stage(self, requests: list[LaunchRequest], helpers: bytes | None) -> None:
-        """Load the kernels and helpers, upload every image twice, set up the flush buffers."""
-        self.variants = [self._variant(request) for request in requests]
-        self.first = [[None] * len(request.args) for request in requests]
+    def stage(self, variants: list[LaunchSequence], helpers: bytes | None,
+              per_launch: bool = False) -> None:
+        """Load the kernels and helpers, upload every distinct image twice, set up the flush
+        buffers and the events (one between consecutive launches, for per-launch times)."""
+        self.variants = [self._variant(sequence) for sequence in variants]
+        self.first = [[None] * sum(len(r.args) for r in sequence) for sequence in variants]
+        self.per_launch = per_launch
         self._load_helpers(helpers)
         if self.flush_bytes:
             self.flush_buffer = self._alloc(self.flush_bytes)
@@ -148,22 +173,31 @@ class PycudaTimer:
                 cuda.memset_d8(self.read_buffer, 0, self.flush_bytes)
                 self.sink = self._alloc(16)
         self.start, self.end = cuda.Event(), cuda.Event()
+        longest = max((len(v.launches) for v in self.variants), default=1)
+        self.marks = [cuda.Event() for _ in range(longest - 1)] if per_launch else []
         self.backend.context.synchronize()
 
-    def _variant(self, request: LaunchRequest) -> _Variant:
-        """A kernel's function, device images and parameters."""
-        variant = _Variant(request, self.backend._function(request), [])
-        for position, arg in enumerate(request.args):
-            if isinstance(arg, ScalarArg):
-                variant.params.append(self.backend._scalar(arg))
-                continue
+    def _variant(self, sequence: LaunchSequence) -> _Variant:
+        """The launches' functions and parameters, and their device images: one allocation
+        (and one pristine copy) per distinct host image, whichever launches name it."""
+        variant = _Variant()
+        for arg in distinct_images(sequence):
             image = _Image(arg, self._alloc(arg.image.nbytes), self._alloc(arg.image.nbytes))
             if image.nbytes:
                 cuda.memcpy_htod(image.work, arg.image)
                 cuda.memcpy_dtod(image.pristine, image.work, image.nbytes)
-            variant.images[position] = image
-            variant.params.append(np.uintp(int(image.work) + arg.offset))
+            variant.images[id(arg.image)] = image
+        for request in sequence:
+            params = [self._param(variant, item) for item in request.args]
+            variant.launches.append(_Launch(request, self.backend._function(request), params))
         return variant
+
+    def _param(self, variant: _Variant, item: BufferArg | ScalarArg) -> Any:
+        """A launch parameter: a scalar's bytes, or the data's address in the variant's copy of
+        its buffer (the same for every launch naming that buffer)."""
+        if isinstance(item, ScalarArg):
+            return self.backend._scalar(item)
+        return np.uintp(int(variant.images[id(item.image)].work) + item.offset)
 
     def _load_helpers(self, cubin: bytes | None) -> None:
         """The spin and read-flush kernels; timing goes on without them if they fail."""
@@ -178,12 +212,15 @@ class PycudaTimer:
             self.spin = self.read_flush = None
             self.helpers_note = f"could not load the helper kernels: {error}"
 
-    def _launch(self, variant: int) -> None:
-        """Queue one launch of a variant."""
-        chosen = self.variants[variant]
-        request = chosen.request
-        chosen.function(*chosen.params, block=request.block, grid=request.grid,
-                        shared=request.shared_bytes)
+    def _launch(self, variant: int, marked: bool = False) -> None:
+        """Queue the variant's launches in order; `marked`: an event between each two."""
+        launches = self.variants[variant].launches
+        for index, chosen in enumerate(launches):
+            if marked and index:
+                self.marks[index - 1].record()
+            request = chosen.request
+            chosen.function(*chosen.params, block=request.block, grid=request.grid,
+                            shared=request.shared_bytes)
 
     def launch(self, variant: int) -> None:
         """One untimed launch (warm-up), noting how long the host takes to queue it."""
@@ -222,21 +259,30 @@ class PycudaTimer:
                             grid=(self.sm_count * READ_BLOCKS_PER_SM, 1, 1))
 
     def timed_launch(self, variant: int) -> float:
-        """One launch between two events; milliseconds."""
+        """The variant's launches between two events; milliseconds."""
         self.start.record()
-        self._launch(variant)
+        self._launch(variant, marked=self.per_launch)
         self.end.record()
         self.end.synchronize()
         return float(self.end.time_since(self.start))
 
+    def launch_split(self, variant: int) -> list[float]:
+        """Each launch's milliseconds in the sample just taken: between the events around it."""
+        count = len(self.variants[variant].launches)
+        events = [self.start, *self.marks[:count - 1], self.end]
+        return [float(b.time_since(a)) for a, b in zip(events, events[1:], strict=False)]
+
     def snapshot(self, variant: int) -> None:
-        """Copy the variant's images back to the host as the launch left them."""
+        """Copy the variant's images back to the host as the sample left them, listed for each
+        argument of each launch (a shared buffer is copied once)."""
         chosen = self.variants[variant]
-        for position, image in chosen.images.items():
-            copy = np.empty_like(image.arg.image)
+        copies: dict[int, np.ndarray[Any, Any]] = {}
+        for key, image in chosen.images.items():
+            copies[key] = np.empty_like(image.arg.image)
             if image.nbytes:
-                cuda.memcpy_dtoh(copy, image.work)
-            self.first[variant][position] = copy
+                cuda.memcpy_dtoh(copies[key], image.work)
+        self.first[variant] = [copies[id(arg.image)] if isinstance(arg, BufferArg) else None
+                               for launch in chosen.launches for arg in launch.request.args]
 
     def clock_mhz(self, during: bool) -> float | None:
         """The SM clock; while sampling only through NVML (nvidia-smi is too slow)."""
@@ -257,7 +303,7 @@ class PycudaTimer:
         flush = "none (hot)" if not self.flush_bytes else (
             "write then read" if self.read_flush is not None else "write")
         return {
-            "timer": "CUDA events, one pair per sample", "mode": self.plan.mode,
+            "timer": self._timer_words(), "mode": self.plan.mode,
             "l2_bytes": self.l2_bytes, "flush": flush, "flush_bytes": self.flush_bytes,
             "helpers": self.helpers_note,
             "persisting_l2_resets": self.l2_resets if self.reset_l2 is not None else None,
@@ -272,6 +318,15 @@ class PycudaTimer:
             **self.clock.facts(),
         }
 
+    def _timer_words(self) -> str:
+        """How a sample was timed, in words (a sequence's and per launch, when they apply)."""
+        if self.per_launch:
+            return ("CUDA events, one pair per sample around its launches, and one event "
+                    "between consecutive launches for each launch's time")
+        if any(len(v.launches) > 1 for v in self.variants):
+            return "CUDA events, one pair per sample around all of its launches"
+        return "CUDA events, one pair per sample"
+
     def close(self) -> None:
         """Free every allocation and release NVML."""
         for allocation in self.allocations:
@@ -283,13 +338,13 @@ class PycudaTimer:
         self.clock.close()
 
 
-def time_launches(backend: Any, requests: list[LaunchRequest], plan: TimingPlan,
-                  helpers: bytes | None) -> TimingRecord:
-    """Time the requests interleaved; their host images end as the last launches left them."""
+def time_launches(backend: Any, variants: list[LaunchSequence], plan: TimingPlan,
+                  helpers: bytes | None, per_launch: bool = False) -> TimingRecord:
+    """Time the variants interleaved; their host images end as the last samples left them."""
     timer = PycudaTimer(backend, plan)
     try:
-        timer.stage(requests, helpers)
-        outcome = run_sampling(timer, len(requests), plan)
+        timer.stage(variants, helpers, per_launch)
+        outcome = run_sampling(timer, len(variants), plan, per_launch=per_launch)
         timer.download()
         return TimingRecord(outcome, timer.first, timer.facts())
     except cuda.Error as error:

@@ -1,8 +1,12 @@
 """The sampling loop that runs inside a worker, over any backend that can time one launch.
 
-A backend provides a `Timer` (restore outputs, flush caches, one timed launch, keep a snapshot);
+A backend provides a `Timer` (restore outputs, flush caches, one timed sample, keep a snapshot);
 this loop decides the warm-up, the interleaved order and when to stop (app.engine.worker.timing), so
 every backend follows the same method and the loop is tested without a GPU.
+
+A variant is a sequence of launches (one, for a spec of one launch): a warm-up and a sample
+each run the whole sequence, and a sample's time is the sequence's. Asked for per-launch times,
+the timer also splits each sample into its launches' parts (`launch_split`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from app.engine.worker.backends.base import BufferArg, LaunchRequest
+from app.engine.worker.backends.base import BufferArg, LaunchRequest, LaunchSequence
 from app.engine.worker.timing import SamplingOutcome, TimingPlan, TimingRecord, stop_reason
 
 # How often to read the SM clock while sampling, when reading it is cheap (NVML).
@@ -25,16 +29,19 @@ class Timer(Protocol):
     """What a backend does for the sampling loop; variants are numbered from 0."""
 
     def launch(self, variant: int) -> None:
-        """One untimed launch, run to completion (warm-up)."""
+        """One untimed run of the variant's launches, to completion (warm-up)."""
 
     def prepare_sample(self, variant: int) -> None:
-        """Before a timed launch: restore outputs, flush caches in cold mode."""
+        """Before a timed sample: restore the images, flush caches in cold mode."""
 
     def timed_launch(self, variant: int) -> float:
-        """One launch timed on the device, in milliseconds."""
+        """One sample: the variant's launches timed together on the device, in milliseconds."""
+
+    def launch_split(self, variant: int) -> list[float]:
+        """Each launch's part (ms) of the sample just taken (per-launch timing only)."""
 
     def snapshot(self, variant: int) -> None:
-        """Keep a copy of the variant's outputs as the launch just timed left them."""
+        """Keep a copy of the variant's images as the sample just timed left them."""
 
     def clock_mhz(self, during: bool) -> float | None:
         """The SM clock now; while sampling (`during`) only if reading it is cheap."""
@@ -73,23 +80,39 @@ class _ClockWatch:
             self.lowest = value if self.lowest is None else min(self.lowest, value)
 
 
-def _one_round(timer: Timer, samples: list[list[float]], order: list[int]) -> None:
-    """One sample of each variant, in order (ABAB... over the rounds)."""
+def _one_round(timer: Timer, samples: list[list[float]], order: list[int],
+               parts: list[list[list[float]]] | None) -> None:
+    """One sample of each variant, in order (ABAB... over the rounds); with `parts`, each
+    launch's part of it too (parts[variant][launch])."""
     for variant in range(len(samples)):
         timer.prepare_sample(variant)
         samples[variant].append(float(timer.timed_launch(variant)))
+        if parts is not None:
+            _add_split(parts[variant], timer.launch_split(variant))
         order.append(variant)
         if len(samples[variant]) == 1:
             timer.snapshot(variant)
 
 
+def _add_split(launches: list[list[float]], split: list[float]) -> None:
+    """Append one sample's per-launch parts to each launch's list."""
+    while len(launches) < len(split):
+        launches.append([])
+    for samples, value in zip(launches, split, strict=False):
+        samples.append(float(value))
+
+
 def run_sampling(timer: Timer, variants: int, plan: TimingPlan,
-                 clock: Callable[[], float] = time.perf_counter) -> SamplingOutcome:
-    """Warm up each variant, then sample them interleaved until the plan says stop."""
+                 clock: Callable[[], float] = time.perf_counter,
+                 per_launch: bool = False) -> SamplingOutcome:
+    """Warm up each variant, then sample them interleaved until the plan says stop; with
+    `per_launch`, keep each launch's part of every sample as well."""
     if variants < 1:
         raise ValueError("nothing to time")
     warmups = [warm_up(timer, v, plan, clock) for v in range(variants)]
     samples: list[list[float]] = [[] for _ in range(variants)]
+    parts: list[list[list[float]]] | None = [[] for _ in range(variants)] if per_launch \
+        else None
     order: list[int] = []
     started = clock()
     watch = _ClockWatch(timer, started)
@@ -98,7 +121,7 @@ def run_sampling(timer: Timer, variants: int, plan: TimingPlan,
     try:
         reason = None
         while reason is None:
-            _one_round(timer, samples, order)
+            _one_round(timer, samples, order, parts)
             now = clock()
             watch.tick(now)
             reason = stop_reason(plan, samples, (now - started) * 1000.0)
@@ -109,7 +132,34 @@ def run_sampling(timer: Timer, variants: int, plan: TimingPlan,
     end = timer.clock_mhz(during=False)
     lowest = min((v for v in (watch.lowest, end) if v is not None), default=None)
     return SamplingOutcome(samples, order, reason, warmups, watch.start, end, lowest,
-                           sampling_ms)
+                           sampling_ms, parts or [])
+
+
+def distinct_images(sequence: LaunchSequence) -> list[BufferArg]:
+    """The buffers of a variant's launches, each once (launches that share a buffer hold the
+    same image), in the order they first appear."""
+    seen: dict[int, BufferArg] = {}
+    for request in sequence:
+        for arg in request.args:
+            if isinstance(arg, BufferArg):
+                seen.setdefault(id(arg.image), arg)
+    return list(seen.values())
+
+
+def argument_images(sequence: LaunchSequence) -> list[np.ndarray[Any, Any] | None]:
+    """A copy of every argument's image, launch by launch (None for scalars): a TimingRecord's
+    first images. A buffer several launches share is copied once and listed for each."""
+    copies: dict[int, np.ndarray[Any, Any]] = {}
+    found: list[np.ndarray[Any, Any] | None] = []
+    for request in sequence:
+        for arg in request.args:
+            if isinstance(arg, BufferArg):
+                if id(arg.image) not in copies:
+                    copies[id(arg.image)] = arg.image.copy()
+                found.append(copies[id(arg.image)])
+            else:
+                found.append(None)
+    return found
 
 
 class HostTimer:
@@ -117,47 +167,54 @@ class HostTimer:
     the host clock: for backends that test the machinery (selftest), never for real numbers.
 
     Like the GPU timer, it restores every buffer image before each sample, so that every timed
-    launch starts from the same inputs and the last one can be checked against the reference."""
+    sample starts from the same inputs and the last one can be checked against the reference."""
 
     def __init__(self, run: Callable[[LaunchRequest], object],
-                 requests: list[LaunchRequest]) -> None:
+                 variants: list[LaunchSequence]) -> None:
         """Keep pristine copies of every buffer image."""
         self.run = run
-        self.requests = requests
-        self.pristine = [[a.image.copy() if isinstance(a, BufferArg) else None for a in r.args]
-                         for r in requests]
-        self.first: list[list[np.ndarray[Any, Any] | None]] = [[None] * len(r.args)
-                                                               for r in requests]
+        self.variants = variants
+        self.pristine = [[(arg, arg.image.copy()) for arg in distinct_images(v)]
+                         for v in variants]
+        self.first: list[list[np.ndarray[Any, Any] | None]] = [
+            [None] * sum(len(r.args) for r in v) for v in variants]
+        self.split: list[float] = []
 
     def launch(self, variant: int) -> None:
-        """Run the launch."""
-        self.run(self.requests[variant])
+        """Run the variant's launches."""
+        for request in self.variants[variant]:
+            self.run(request)
 
     def prepare_sample(self, variant: int) -> None:
         """Put every buffer image back as it was sent."""
-        for arg, saved in zip(self.requests[variant].args, self.pristine[variant], strict=True):
-            if isinstance(arg, BufferArg) and saved is not None:
-                np.copyto(arg.image, saved)
+        for arg, saved in self.pristine[variant]:
+            np.copyto(arg.image, saved)
 
     def timed_launch(self, variant: int) -> float:
-        """Milliseconds of one launch by the host clock."""
-        started = time.perf_counter()
-        self.run(self.requests[variant])
-        return (time.perf_counter() - started) * 1000.0
+        """Milliseconds of the variant's launches by the host clock (each one's kept too)."""
+        marks = [time.perf_counter()]
+        for request in self.variants[variant]:
+            self.run(request)
+            marks.append(time.perf_counter())
+        self.split = [(b - a) * 1000.0 for a, b in zip(marks, marks[1:], strict=False)]
+        return (marks[-1] - marks[0]) * 1000.0
+
+    def launch_split(self, variant: int) -> list[float]:
+        """Each launch's milliseconds in the sample just taken."""
+        return list(self.split)
 
     def snapshot(self, variant: int) -> None:
         """Copy every buffer image."""
-        self.first[variant] = [a.image.copy() if isinstance(a, BufferArg) else None
-                               for a in self.requests[variant].args]
+        self.first[variant] = argument_images(self.variants[variant])
 
     def clock_mhz(self, during: bool) -> float | None:
         """No device clock."""
         return None
 
 
-def time_on_host(run: Callable[[LaunchRequest], object], requests: list[LaunchRequest],
-                 plan: TimingPlan) -> TimingRecord:
-    """run_sampling with a HostTimer; the requests' images end as the last launch left them."""
-    timer = HostTimer(run, requests)
-    outcome = run_sampling(timer, len(requests), plan)
+def time_on_host(run: Callable[[LaunchRequest], object], variants: list[LaunchSequence],
+                 plan: TimingPlan, per_launch: bool = False) -> TimingRecord:
+    """run_sampling with a HostTimer; the images end as each variant's last sample left them."""
+    timer = HostTimer(run, variants)
+    outcome = run_sampling(timer, len(variants), plan, per_launch=per_launch)
     return TimingRecord(outcome, timer.first, {"timer": "host clock (not a device time)"})

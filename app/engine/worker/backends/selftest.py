@@ -10,7 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from app.engine.worker.backends.base import Backend, BackendError, BufferArg, LaunchRequest
+from app.engine.worker.backends.base import (
+    Backend,
+    BackendError,
+    BufferArg,
+    LaunchRequest,
+    LaunchSequence,
+)
 from app.engine.worker.backends.sampler import time_on_host
 from app.engine.worker.timing import TimingPlan, TimingRecord
 
@@ -81,10 +87,10 @@ class SelftestBackend(Backend):
             raise BackendError("load", f"selftest has no kernel {behaviour!r}")
         return time.perf_counter() - start
 
-    def time(self, requests: list[LaunchRequest], plan: TimingPlan,
-             helpers: bytes | None = None) -> TimingRecord:
+    def time(self, variants: list[LaunchSequence], plan: TimingPlan,
+             helpers: bytes | None = None, per_launch: bool = False) -> TimingRecord:
         """Time behaviours with the host clock (tests of the timing machinery only)."""
-        return time_on_host(self.run, requests, plan)
+        return time_on_host(self.run, variants, plan, per_launch)
 
     def _memo_copy(self, request: LaunchRequest) -> None:
         """Copy on the first launch and remember the output; replay it ever after."""
