@@ -129,8 +129,8 @@ def launch_row(data: Mapping[str, Any], default_entry: str = "") -> LaunchRow:
 def launch_rows(data: Mapping[str, Any]) -> list[LaunchRow]:
     """Every launch of TOML data as rows: a version 1 spec's one [launch] (its entry from
     [kernel]), else each [[launch]] table (entry defaulting to [kernel].entry)."""
-    kernel = data.get("kernel") if isinstance(data.get("kernel"), dict) else {}
-    entry = str(kernel.get("entry", ""))
+    kernel = data.get("kernel")
+    entry = str(kernel.get("entry", "")) if isinstance(kernel, dict) else ""
     launch = data.get("launch")
     if isinstance(launch, list):
         rows = [launch_row(t, entry) for t in launch if isinstance(t, dict)]
