@@ -151,8 +151,11 @@ def needs_launch_tables(launches: list[LaunchRow], tables: bool) -> bool:
 
 
 def launch_table(row: LaunchRow) -> dict[str, Any]:
-    """A panel launch row as a [[launch]] table (no args key: every argument)."""
-    table: dict[str, Any] = {"entry": row.get("entry", "").strip()}
+    """A panel launch row as a [[launch]] table (no args key: every argument; no entry key
+    when none is typed)."""
+    table: dict[str, Any] = {}
+    if row.get("entry", "").strip():  # none typed: the parser says it is missing
+        table["entry"] = row["entry"].strip()
     if row.get("args", "").strip():
         table["args"] = split_list(row["args"])
     table.update(grid=split_list(row.get("grid", "")), block=split_list(row.get("block", "")),
@@ -170,6 +173,16 @@ def launch_field(field: str) -> tuple[int, str] | None:
     if match is None or match.group(2) not in LAUNCH_KEYS:
         return None
     return int(match.group(1) or 0), match.group(2)
+
+
+def shown_problem(problem: Problem, launches: int) -> str:
+    """A problem as the Spec pane lists it: a launch named as its box and the Results pane name
+    it, `launch 2 of 2 (finish_sum).grid[0]` for the parser's `launch[1] (finish_sum).grid[0]`."""
+    text = str(problem)
+    match = re.match(r"^launch\[(\d+)\]", text)
+    if match is None:
+        return text
+    return f"launch {int(match.group(1)) + 1} of {launches}{text[match.end():]}"
 
 
 def build_data(fields: Mapping[str, str], args: Iterable[ArgRow],

@@ -378,7 +378,7 @@ class SpecPanel(QWidget):
 
     def validate_now(self) -> list[Problem]:
         """Validate the form, list the problems and outline their fields."""
-        from app.spec.form import validate
+        from app.spec.form import shown_problem, validate
         from app.spec.model import Spec
 
         self._timer.stop()
@@ -389,7 +389,8 @@ class SpecPanel(QWidget):
         self._problems = problems
         self._spec = outcome if isinstance(outcome, Spec) else None
         self.problems.clear()
-        self.problems.addItems([str(p) for p in problems])
+        count = len(self.launches.editors)
+        self.problems.addItems([shown_problem(p, count) for p in problems])
         # Only a spec with problems gives the list room; a valid one leaves it to the form.
         self.problems.setVisible(bool(problems))
         self.problems_label.setVisible(bool(problems))
