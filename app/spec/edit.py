@@ -23,10 +23,10 @@ from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from app.base.fsutil import atomic_write_text
-from app.spec.model import Spec, SpecError, parse_spec_text
+from app.spec.model import Spec, SpecError, parse_spec_data, parse_spec_text
 from app.spec.writing import spec_to_toml
 
-SECTIONS = ("kernel", "launch", "reference", "verify", "bench")
+SECTIONS = ("kernel", "reference", "verify", "bench")  # [launch] / [[launch]]: _sync_launches
 # The keys each table of the spec model holds (app.spec.model reads these): a save may rewrite, add
 # or
 # drop only these; every other key or table in the file is kept as the file has it.
@@ -134,7 +134,56 @@ def _sync_section(doc: TOMLDocument, name: str, before: Any, after: Any) -> None
     elif not isinstance(current, Table):
         doc[name] = after
     else:
-        _sync_table(current, before, after, OWNED[name])
+        owned = OWNED[name]
+        if name == "kernel" and isinstance(doc.get("launch"), AoT):
+            # [kernel].entry of a version 2 spec is the default of the [[launch]] tables that
+            # name none: kept as the file has it (the canonical layout writes each launch's).
+            owned = owned - {"entry"}
+        _sync_table(current, before, after, owned)
+
+
+def _entry_of(table: Mapping[str, Any], canonical: Mapping[str, Any] | None) -> str:
+    """The entry a [[launch]] table runs, as the canonical layout spells it when known."""
+    return str((canonical or table).get("entry", ""))
+
+
+def _sync_launches(doc: TOMLDocument, before: Any, after: Any) -> None:
+    """[launch] or [[launch]]: edited in place when the file already has the same form; a
+    [[launch]] list keeps each launch's own table (and its comments), matched by entry in
+    order, through reordering, added and removed launches. A change of form (a version 1
+    spec given a second launch) writes the new form in the old one's place."""
+    current = doc.get("launch")
+    if isinstance(after, Table) and isinstance(current, Table):
+        _sync_section(doc, "launch", before if isinstance(before, dict) else None, after)
+        return
+    if not (isinstance(after, AoT) and isinstance(current, AoT)):
+        if after is None:
+            doc.pop("launch", None)
+        else:
+            doc["launch"] = after
+        return
+    old_tables = list(current)
+    baseline = before if isinstance(before, list) and len(before) == len(old_tables) else None
+    unused = list(range(len(old_tables)))
+    ordered = []
+    for new_table in after:
+        entry = str(new_table.get("entry", ""))
+        index = next((i for i in unused if _entry_of(old_tables[i],
+                                                     baseline[i] if baseline else None) == entry),
+                     None)
+        if index is None:
+            ordered.append(_ends_with_blank_line(new_table))
+            continue
+        unused.remove(index)
+        _sync_table(old_tables[index], baseline[index] if baseline else None, new_table,
+                    OWNED["launch"])
+        ordered.append(old_tables[index])
+    if ordered == old_tables:
+        return
+    while len(current):
+        del current[0]
+    for table in ordered:
+        current.append(_ends_with_blank_line(table))
 
 
 def update_spec_text(original_text: str, spec: Spec) -> str:
@@ -157,10 +206,32 @@ def update_spec_text(original_text: str, spec: Spec) -> str:
         section = before.get(name)
         _sync_section(doc, name, section if isinstance(section, dict | list) else None,
                       target.get(name))
+    _sync_launches(doc, before.get("launch"), target.get("launch"))
     args = before.get("arg")
     _sync_args(doc, args if isinstance(args, list) else None, target["arg"])
     # Tables the spec model does not own ([task], a user's own notes) are kept as they are.
-    return tomlkit.dumps(doc)
+    text = tomlkit.dumps(doc)
+    return text if _reads_as(text, spec) else canonical_text
+
+
+def _owned_part(value: Any, owned: frozenset[str]) -> Any:
+    """A table (or list of tables) cut down to the keys the spec model owns."""
+    if isinstance(value, list):
+        return [_owned_part(item, owned) for item in value]
+    return {k: v for k, v in value.items() if k in owned} if isinstance(value, dict) else value
+
+
+def _reads_as(text: str, spec: Spec) -> bool:
+    """Whether what the spec model owns in `text` means `spec`: the promise of
+    update_spec_text, checked, so that a layout this module edits wrongly costs the file's
+    comments, never the user's values (tables and keys of the user's own are left out)."""
+    try:
+        data = tomllib.loads(text)
+        owned = {name: _owned_part(data[name], keys) for name, keys in OWNED.items()
+                 if name in data}
+        return parse_spec_data(owned, spec.base_dir, spec.path, check_files=False) == spec
+    except (tomllib.TOMLDecodeError, SpecError):
+        return False
 
 
 def save_spec_keeping_layout(spec: Spec, path: Path) -> None:

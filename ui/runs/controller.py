@@ -7,6 +7,7 @@ as an engine Verdict, a timing report as a BenchReport, a build as the compile r
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,10 +47,19 @@ class BuildSnapshot:
 DIFF = "diff"
 
 
-def launch_shape(spec: Spec | None) -> tuple[int, int]:
-    """Threads per block and dynamic shared bytes for the bench case (else the first case)."""
+@dataclass(frozen=True)
+class LaunchShape:
+    """One launch's entry with its threads per block and dynamic shared bytes."""
+
+    entry: str
+    threads: int
+    shared_bytes: int
+
+
+def launch_shapes(spec: Spec | None) -> list[LaunchShape]:
+    """Every launch's shape for the bench case (else the first case); [] when none resolves."""
     if spec is None:
-        return 0, 0
+        return []
     from app.spec.cases import CaseError, resolve  # numpy: imported when a spec is first used
 
     cases = [spec.bench_case] if spec.bench_case else list(spec.cases[:1])
@@ -58,8 +68,49 @@ def launch_shape(spec: Spec | None) -> tuple[int, int]:
             resolved = resolve(spec, case)
         except (CaseError, ValueError):
             continue
-        return math.prod(resolved.block), resolved.shared_bytes
-    return 0, 0
+        return [LaunchShape(launch.entry, math.prod(shape.block), shape.shared_bytes)
+                for launch, shape in zip(spec.launches, resolved.launch_shapes(), strict=True)]
+    return []
+
+
+def launch_shape(spec: Spec | None) -> tuple[int, int]:
+    """Threads per block and dynamic shared bytes of the first launch, for the bench case (else
+    the first case); (0, 0) when none resolves."""
+    shapes = launch_shapes(spec)
+    return (shapes[0].threads, shapes[0].shared_bytes) if shapes else (0, 0)
+
+
+def occupancy_per_launch(data: dict[str, Any], shapes: list[LaunchShape]) -> dict[str, Any]:
+    """A compile result whose occupancy is each kernel's at its own launch's block and shared
+    memory: the job works out one shape (the first launch's) for every kernel, and a second
+    pass launched with 32 threads is not the first one's 256. Kernels no launch runs, and a
+    result with one shape, are left as they are."""
+    if len({(s.threads, s.shared_bytes) for s in shapes}) < 2 or not data.get("ok"):
+        return data
+    from app.compile.model import CompileResult, KernelResources
+    from app.compile.occupancy import occupancy
+
+    try:
+        kernels = [KernelResources(**k) for k in data.get("kernels") or []]
+    except TypeError:  # a result this GUI cannot read: the job's occupancy stays
+        return data
+    # The kernels alone: the result's own symbol matching (extern "C" or mangled names).
+    result = CompileResult(ok=True, arch=str(data.get("arch") or ""), backend="",
+                           kernels=kernels)
+    fixed = dict(data.get("occupancy") or {})
+    done: set[str] = set()
+    for shape in shapes:
+        for symbol in result.kernel_symbols(shape.entry):
+            kernel = result.kernel(symbol)
+            if kernel is None or symbol in done:  # the first launch of a kernel decides
+                continue
+            done.add(symbol)
+            try:
+                fixed[symbol] = dataclasses.asdict(occupancy(kernel, shape.threads,
+                                                             shape.shared_bytes, result.arch))
+            except (ValueError, TypeError) as error:
+                fixed[symbol] = {"error": str(error)}
+    return {**data, "occupancy": fixed}
 
 
 def bench_report(data: dict[str, Any]) -> BenchReport:
@@ -110,6 +161,7 @@ class RunController(QObject):
         self.folders = RunFolders()  # private copies for runs of unsaved text
         self.last_spec: Path | None = None  # the spec file the last verify or bench read
         self._build: BuildSnapshot | None = None
+        self._shapes: list[LaunchShape] = []  # the launches of the spec being built
 
     def set_backend(self, name: str) -> None:
         """Where later verify and bench jobs run: auto, pycuda or cpu."""
@@ -125,7 +177,8 @@ class RunController(QObject):
               purpose: str = "show") -> bool:
         """Compile a snapshot of a buffer (the file on disk is not needed), for `arch` instead
         of the Settings' when given; `purpose` travels with the result (BuildSnapshot)."""
-        block, shared = launch_shape(spec)
+        shapes = launch_shapes(spec)
+        block, shared = (shapes[0].threads, shapes[0].shared_bytes) if shapes else (0, 0)
         folder = path.parent if path else Path.cwd()
         filename = path.name if path else untitled
         options = (*(spec.options if spec else ()), *self.extra_options)
@@ -135,6 +188,7 @@ class RunController(QObject):
         if not self._start(request):
             return False
         self._build = BuildSnapshot(buffer_id, version, filename, text, arch, purpose)
+        self._shapes = shapes
         return True
 
     def verify(self, spec_path: Path, sanitize: str | None = None) -> bool:
@@ -184,7 +238,8 @@ class RunController(QObject):
         self.busy.emit(None)
         if kind == JobKind.COMPILE:
             snapshot, self._build = self._build, None
-            self.built.emit(snapshot, result)
+            assert isinstance(result, dict)
+            self.built.emit(snapshot, occupancy_per_launch(result, self._shapes))
         elif kind == JobKind.VERIFY:
             self.verified.emit(result)
         else:

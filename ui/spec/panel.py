@@ -2,7 +2,10 @@
 
 It reads and writes the same file the CLI uses (save goes through app.spec.edit, atomically,
 rewriting only the values that changed so the file's comments survive).
-Problems from app.spec.model are listed by field, and the fields they name are outlined in red.
+Problems from app.spec.model are listed by field, and the fields they name are outlined in red
+(a launch's problem on that launch's field); activating a problem puts the cursor in its field.
+The launches are a list (ui.spec.launches): a version 1 spec's one [launch] stays one when saved,
+unless a second launch is added.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -32,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from app.spec.limits import loads_bounded
 from ui.spec.checker import CHECK_DELAY_MS, SpecChecker, headline, summary_lines
+from ui.spec.launches import LaunchList
 
 # app.spec.model, app.spec.dtypes and the form helpers import numpy: they load with the first spec,
 # not
@@ -40,25 +44,41 @@ if TYPE_CHECKING:
     from app.spec.form import ArgRow
     from app.spec.model import Problem, Spec
 
-KINDS = ("in", "out", "inout", "scalar")
+KINDS = ("in", "out", "inout", "scratch", "scalar")
+SCRATCH_DETAIL = ("A scratch buffer has no init: it is poisoned before each run (a kernel must "
+                  "write what it reads there)")
 
-LINE_FIELDS = ("source", "entry", "options", "grid", "block", "shared_bytes", "reference",
-               "rtol", "atol", "bench_case", "bench_bytes", "bench_flops")
+LINE_FIELDS = ("source", "options", "reference", "rtol", "atol", "bench_case", "bench_bytes",
+               "bench_flops")
+# The first launch's fields, which `fields` also names (the one [launch] of most specs).
+FIRST_LAUNCH = ("entry", "grid", "block", "shared_bytes")
 PROBLEM_FIELDS = {
-    "[kernel].source": "source", "[kernel].entry": "entry", "[kernel].options": "options",
-    "[launch].grid": "grid", "[launch].block": "block", "[launch].shared_bytes": "shared_bytes",
+    "[kernel].source": "source", "[kernel].options": "options",
     "[reference].python": "reference", "[verify].cases": "cases", "[verify].seeds": "seeds",
     "[verify].rtol": "rtol", "[verify].atol": "atol", "[bench].case": "bench_case",
-    "[bench].bytes": "bench_bytes", "[bench].flops": "bench_flops",
+    "[bench].bytes": "bench_bytes", "[bench].flops": "bench_flops", "[[launch]]": "launches",
 }
 ERROR_STYLE = "border: 1px solid #e53935;"
 VALIDATE_MS = 250
+DETAIL = 4  # the arguments table's init / value column
+
+
+def launch_key(index: int, key: str) -> str:
+    """The field name of one launch's field: launch1.grid is the second launch's grid."""
+    return f"launch{index}.{key}"
 
 
 def field_for(problem: Problem) -> str:
-    """The form field a problem is about ('args' for argument problems)."""
+    """The form field a problem is about ('args' for argument problems, launch_key() for a
+    launch's: '[launch].grid[0]' is the first launch's grid, 'launch[1] (k).block' the
+    second's block)."""
+    from app.spec.form import launch_field
+
     if problem.field.startswith(("arg[", "arg (", "[[arg]]")):
         return "args"
+    launch = launch_field(problem.field)
+    if launch is not None:
+        return launch_key(*launch)
     for prefix, name in PROBLEM_FIELDS.items():
         if problem.field.startswith(prefix):
             return name
@@ -75,7 +95,11 @@ class SpecPanel(QWidget):
         """An empty panel; load() fills it."""
         super().__init__(parent)
         self.path: Path | None = None
+        self.launches = LaunchList()
         self.fields: dict[str, QLineEdit] = {name: QLineEdit() for name in LINE_FIELDS}
+        # The first launch's entry, grid, block and shared bytes (its box is never replaced).
+        self.fields.update({name: self.launches.editors[0].fields[name] for name in FIRST_LAUNCH})
+        self._launch_tables = False  # the file lists its launches as [[launch]] tables
         self.cases = QPlainTextEdit()
         self.cases.setPlaceholderText("one case per line, e.g. n = 1000")
         self.cases.setMaximumHeight(90)
@@ -86,7 +110,10 @@ class SpecPanel(QWidget):
         self.status = QLabel("No spec. Open a kernel that has a .toml spec beside it.")
         self.status.setWordWrap(True)
         self.save_button = QPushButton("Save spec")
+        self.reload_button = QPushButton("Reload")
+        self._arg_buttons: list[QPushButton] = []
         self._spec: Spec | None = None
+        self._problems: list[Problem] = []
         self._modified = False
         self._loading = False
         self._timer = QTimer(self, singleShot=True, interval=VALIDATE_MS)
@@ -109,9 +136,11 @@ class SpecPanel(QWidget):
         """Groups for kernel, arguments, launch, verification and timing, then problems."""
         form = QWidget()
         column = QVBoxLayout(form)
-        column.addWidget(self._group("Kernel", ("source", "entry", "options")))
+        column.addWidget(self._group("Kernel", ("source", "options")))
         column.addWidget(self._args_group())
-        column.addWidget(self._group("Launch", ("grid", "block", "shared_bytes")))
+        launches = QGroupBox("Launches (run in order, on the same buffers)")
+        QVBoxLayout(launches).addWidget(self.launches)
+        column.addWidget(launches)
         verify = self._group("Verify", ("reference", "rtol", "atol"))
         layout = verify.layout()
         assert isinstance(layout, QFormLayout)
@@ -123,11 +152,11 @@ class SpecPanel(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(form)
+        self._scroll = scroll
         buttons = QHBoxLayout()
-        reload_button = QPushButton("Reload")
-        reload_button.clicked.connect(lambda: self.load(self.path) if self.path else None)
+        self.reload_button.clicked.connect(lambda: self.load(self.path) if self.path else None)
         self.save_button.clicked.connect(self.save)
-        buttons.addWidget(reload_button)
+        buttons.addWidget(self.reload_button)
         buttons.addWidget(self.save_button)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(2, 2, 2, 2)
@@ -135,6 +164,9 @@ class SpecPanel(QWidget):
         outer.addWidget(scroll, 1)
         outer.addWidget(self.problems_label)
         self.problems.setMaximumHeight(110)
+        self.problems.setToolTip("Enter or double-click a problem to go to its field")
+        self.problems.itemActivated.connect(
+            lambda item: self.go_to_problem(self.problems.row(item)))
         outer.addWidget(self.problems)
         outer.addWidget(self.check_label)
         self.check_list.setMaximumHeight(110)
@@ -142,6 +174,7 @@ class SpecPanel(QWidget):
         outer.addWidget(self.check_list)
         outer.addLayout(buttons)
         self._connect_changes()
+        self._tab_order()
 
     def _group(self, title: str, names: tuple[str, ...]) -> QGroupBox:
         """A titled form of line edits."""
@@ -170,6 +203,7 @@ class SpecPanel(QWidget):
             button = QPushButton(text)
             button.clicked.connect(slot)
             row.addWidget(button)
+            self._arg_buttons.append(button)
         row.addStretch(1)
         layout = QVBoxLayout(group)
         layout.addWidget(self.args)
@@ -178,11 +212,27 @@ class SpecPanel(QWidget):
 
     def _connect_changes(self) -> None:
         """Every edit marks the spec modified and schedules validation."""
-        for field in self.fields.values():
-            field.textChanged.connect(self._changed)
+        for name in LINE_FIELDS:
+            self.fields[name].textChanged.connect(self._changed)
         self.cases.textChanged.connect(self._changed)
         self.seeds.valueChanged.connect(self._changed)
         self.args.itemChanged.connect(self._changed)
+        self.launches.changed.connect(self._changed)
+        self.launches.countChanged.connect(self._tab_order)
+
+    def _tab_order(self) -> None:
+        """Tab goes down the form as it reads, launches included (a launch added later would
+        otherwise come last), then the problems and the buttons."""
+        chain: list[QWidget] = [self.fields["source"], self.fields["options"], self.args,
+                                *self._arg_buttons, *self.launches.focus_order(),
+                                self.fields["reference"], self.cases, self.seeds,
+                                self.fields["rtol"], self.fields["atol"],
+                                *(self.fields[f"bench_{key}"] for key in ("case", "bytes",
+                                                                          "flops")),
+                                self.problems, self.check_list, self.reload_button,
+                                self.save_button]
+        for first, second in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(first, second)
 
     # -- arguments ----------------------------------------------------------------------------
 
@@ -208,8 +258,34 @@ class SpecPanel(QWidget):
             combo.setCurrentText(row[key])
             combo.currentTextChanged.connect(self._changed)
             self.args.setCellWidget(index, column, combo)
+        kind = self.args.cellWidget(index, 1)
+        assert isinstance(kind, QComboBox)
+        kind.currentTextChanged.connect(lambda text: self._kind_changed(kind, text))
         self.args.setItem(index, 3, QTableWidgetItem(row["shape"]))
-        self.args.setItem(index, 4, QTableWidgetItem(row["detail"]))
+        self.args.setItem(index, DETAIL, QTableWidgetItem(row["detail"]))
+        self._show_detail(index, row["kind"])
+
+    def _kind_changed(self, combo: QComboBox, kind: str) -> None:
+        """A new kind for the argument whose kind combo this is (rows move: look it up)."""
+        for index in range(self.args.rowCount()):
+            if self.args.cellWidget(index, 1) is combo:
+                self._show_detail(index, kind)
+
+    def _show_detail(self, index: int, kind: str) -> None:
+        """A scratch buffer's init cell is read-only and says why; what was typed there stays
+        (kind back to in, it is used again)."""
+        item = self.args.item(index, DETAIL)
+        if item is None:
+            return
+        self.args.blockSignals(True)  # a look, not an edit
+        flags = item.flags() | Qt.ItemFlag.ItemIsEditable
+        if kind == "scratch":
+            flags &= ~Qt.ItemFlag.ItemIsEditable
+        item.setFlags(flags)
+        item.setToolTip(SCRATCH_DETAIL if kind == "scratch" else "")
+        item.setForeground(self.palette().placeholderText() if kind == "scratch"
+                           else self.palette().text())
+        self.args.blockSignals(False)
 
     def arg_rows(self) -> list[ArgRow]:
         """The table as rows."""
@@ -265,13 +341,15 @@ class SpecPanel(QWidget):
             self.setEnabled(False)
             self.status.setText(f"Could not read {path.name}: {error}. Open it as text to fix.")
             return False
-        from app.spec.form import arg_row, fields_from_data
+        from app.spec.form import arg_row, fields_from_data, has_launch_tables, launch_rows
 
         self._loading = True
         self.path = path
         fields = fields_from_data(data)
-        for name, widget in self.fields.items():
-            widget.setText(fields.get(name, ""))
+        for name in LINE_FIELDS:
+            self.fields[name].setText(fields.get(name, ""))
+        self._launch_tables = has_launch_tables(data)
+        self.launches.set_rows(launch_rows(data))
         self.cases.setPlainText(fields["cases"])
         self.seeds.setValue(int(fields["seeds"] or 3) if fields["seeds"].isdigit() else 3)
         self._set_args([arg_row(a) for a in data.get("arg") or [] if isinstance(a, dict)])
@@ -293,14 +371,14 @@ class SpecPanel(QWidget):
         """The TOML data the form describes."""
         from app.spec.form import build_data
 
-        fields = {name: widget.text() for name, widget in self.fields.items()}
+        fields = {name: self.fields[name].text() for name in LINE_FIELDS}
         fields["cases"] = self.cases.toPlainText()
         fields["seeds"] = str(self.seeds.value())
-        return build_data(fields, self.arg_rows())
+        return build_data(fields, self.arg_rows(), self.launches.rows(), self._launch_tables)
 
     def validate_now(self) -> list[Problem]:
         """Validate the form, list the problems and outline their fields."""
-        from app.spec.form import validate
+        from app.spec.form import shown_problem, validate
         from app.spec.model import Spec
 
         self._timer.stop()
@@ -308,9 +386,11 @@ class SpecPanel(QWidget):
             return []
         outcome = validate(self.form_data(), self.path.resolve().parent, self.path)
         problems = outcome if isinstance(outcome, list) else []
+        self._problems = problems
         self._spec = outcome if isinstance(outcome, Spec) else None
         self.problems.clear()
-        self.problems.addItems([str(p) for p in problems])
+        count = len(self.launches.editors)
+        self.problems.addItems([shown_problem(p, count) for p in problems])
         # Only a spec with problems gives the list room; a valid one leaves it to the form.
         self.problems.setVisible(bool(problems))
         self.problems_label.setVisible(bool(problems))
@@ -355,10 +435,30 @@ class SpecPanel(QWidget):
 
     def _outline(self, fields: set[str]) -> None:
         """Red outline on fields with problems, none on the others."""
-        for name, widget in self.fields.items():
-            widget.setStyleSheet(ERROR_STYLE if name in fields else "")
+        for name in LINE_FIELDS:
+            self.fields[name].setStyleSheet(ERROR_STYLE if name in fields else "")
         self.cases.setStyleSheet(ERROR_STYLE if "cases" in fields else "")
         self.args.setStyleSheet(ERROR_STYLE if "args" in fields else "")
+        self.launches.outline({(index, key) for index, key in map(_launch_of, fields)
+                               if index >= 0})
+
+    def widget_for(self, name: str) -> QWidget | None:
+        """The widget of a field name (field_for()'s answer), None for one not shown."""
+        index, key = _launch_of(name)
+        if index >= 0:
+            return self.launches.field(index, key)
+        named: dict[str, QWidget] = {"args": self.args, "cases": self.cases,
+                                     "seeds": self.seeds, "launches": self.launches}
+        return named.get(name) or self.fields.get(name)
+
+    def go_to_problem(self, row: int) -> None:
+        """Put the cursor in the field of the listed problem `row`, scrolled into view."""
+        if not 0 <= row < len(self._problems):
+            return
+        widget = self.widget_for(field_for(self._problems[row]))
+        if widget is not None:
+            self._scroll.ensureWidgetVisible(widget)
+            widget.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _show_status(self) -> None:
         """Path, validity and unsaved state in one line."""
@@ -403,3 +503,11 @@ class SpecPanel(QWidget):
     def is_modified(self) -> bool:
         """Whether the form has edits not yet saved."""
         return self._modified
+
+
+def _launch_of(name: str) -> tuple[int, str]:
+    """(launch index, key) of a launch_key() name, (-1, '') for another field."""
+    head, _, key = name.partition(".")
+    if head.startswith("launch") and head[len("launch"):].isdigit() and key:
+        return int(head[len("launch"):]), key
+    return -1, ""
