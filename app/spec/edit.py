@@ -111,23 +111,9 @@ def _sync_args(doc: TOMLDocument, before: list[dict[str, Any]] | None, after: Ao
         current.append(table)
 
 
-def _sync_launches(doc: TOMLDocument, before: Any, after: AoT) -> bool:
-    """A version 2 spec's [[launch]] tables updated in place, each keeping its comments, when
-    the file has as many; False when they must be written afresh."""
-    current = doc.get("launch")
-    if not isinstance(current, AoT) or len(current) != len(after):
-        return False
-    olds = before if isinstance(before, list) and len(before) == len(current) else None
-    for index, table in enumerate(current):
-        _sync_table(table, olds[index] if olds else None, after[index], OWNED["launch"])
-    return True
-
-
 def _sync_section(doc: TOMLDocument, name: str, before: Any, after: Any) -> None:
     """One top-level table: updated in place, appended when new, removed when gone."""
     current = doc.get(name)
-    if isinstance(after, AoT) and _sync_launches(doc, before, after):
-        return
     if after is None:
         if name in doc:
             del doc[name]
