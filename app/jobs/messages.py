@@ -53,6 +53,7 @@ class CompileRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, ta
     options: tuple[str, ...] = ()
     block_size: int | None = None
     dynamic_shared: int = 0
+    entries: tuple[str, ...] = ()  # the spec's entries: template ones are instantiated
 
 
 class VerifyRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind",
