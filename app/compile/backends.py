@@ -46,8 +46,9 @@ UNSAFE_TEMP = ("the temporary folder's path holds characters a shell would act o
 
 def make_reply(status: str, **fields: Any) -> dict[str, Any]:
     """A reply with every field present."""
-    base = {"status": status, "cubin": None, "ptx": None, "log": "", "compiler": "",
-            "message": "", "source_path": "", "lowered": {}, "demangled": {}}
+    base: dict[str, Any] = {"status": status, "cubin": None, "ptx": None, "log": "",
+                            "compiler": "", "message": "", "source_path": "", "lowered": {},
+                            "demangled": {}}
     return {**base, **fields}
 
 

@@ -73,7 +73,8 @@ def _example(spec_path: Path, description: str) -> Example | None:
     except (SpecError, OSError, UnicodeDecodeError):
         return None
     dtypes = frozenset(a.dtype for a in spec.args if a.is_buffer)
-    return Example(entry_name(spec.entry), description, _BLANK_RUNS.sub("\n\n", code), dtypes, spec_path)
+    return Example(entry_name(spec.entry), description, _BLANK_RUNS.sub("\n\n", code), dtypes,
+                   spec_path)
 
 
 def _is(path: Path, skip: Path | None) -> bool:
