@@ -17,7 +17,7 @@ from typing import Any
 
 from app.base import system
 from app.base.fsutil import NotAFile, read_regular
-from app.compile import cache, includes, service
+from app.compile import cache, entries, includes, service
 from app.compile.backends import NVRTC_HEADERS
 from app.compile.diagnostics import LogContext, parse_log
 from app.compile.elf import CubinError
@@ -61,6 +61,7 @@ class Plan:
     options: list[str]
     key: str
     request: dict[str, Any] = field(default_factory=dict)
+    entries: list[str] = field(default_factory=list)  # the template entries to instantiate
 
 
 @functools.cache
@@ -191,25 +192,44 @@ def _checked_headers(source: str, filename: str, folder: Path | None,
         raise Refusal("includes", str(error), [mark]) from error
 
 
+def _checked_entries(wanted: Sequence[str]) -> list[str]:
+    """The template entries to instantiate (plain names need nothing), or Refusal naming one
+    that is not a function name or a template instantiation."""
+    if isinstance(wanted, str):
+        raise Refusal("options", "entries must be a list of names, not one string")
+    templates = entries.template_entries(wanted)
+    if templates:
+        from app.spec.model import entry_problem  # NumPy and the spec: only when needed
+
+        for entry in templates:
+            problem = entry_problem(entry)
+            if problem:
+                raise Refusal("options", f"entry {problem}")
+    return templates
+
+
 def plan(source: str, filename: str, folder: Path | None, arch: str, options: Sequence[str],
-         backend: str, timeout: float) -> Plan:
-    """Check everything about a compile request and compute its cache key (Refusal if bad)."""
+         backend: str, timeout: float, wanted: Sequence[str] = ()) -> Plan:
+    """Check everything about a compile request and compute its cache key (Refusal if bad).
+    `wanted`: the entries the caller will look up; template ones are instantiated."""
     name, folder = _check_inputs(source, filename, folder, backend, timeout)
     normalized = _checked_options(arch, options, folder)
     headers = _checked_headers(source, filename, folder, normalized)
+    templates = _checked_entries(wanted)
     parts: list[str | bytes] = [CACHE_FORMAT, backend, compiler_identity(backend), arch,
                                 *includes.include_identity(), "\0".join(normalized),
-                                str(folder or ""), filename, source]
+                                str(folder or ""), filename, source, "\0".join(templates)]
     for header in headers:
         parts += [str(header.path), header.data]
     request = {"op": "compile", "backend": backend, "source": source, "program_name": name,
                "cwd": str(folder or service.neutral_folder()), "folder": str(folder or ""),
                "options": normalized, "arch": arch, "timeout": timeout,
-               "cuda_include_dirs": [str(d) for d in includes.cuda_include_dirs()]}
+               "cuda_include_dirs": [str(d) for d in includes.cuda_include_dirs()],
+               "entries": templates}
     if backend == "nvcc" and folder is not None:
         request["headers"] = _header_copies(headers, folder)
     return Plan(name, filename, source, folder, arch, backend, normalized,
-                cache.make_key(parts), request)
+                cache.make_key(parts), request, templates)
 
 
 def _header_copies(headers: list[includes.Header], folder: Path) -> dict[str, str]:
@@ -222,10 +242,16 @@ def _header_copies(headers: list[includes.Header], folder: Path) -> dict[str, st
 def compile_source(source: str, *, filename: str, folder: Path | None, arch: str | None = None,
                    options: Sequence[str] = (), backend: str = "nvrtc", timeout: float = 30.0,
                    use_cache: bool = True, memory_mb: int = service.DEFAULT_MEMORY_MB,
-                   file_mb: int = service.DEFAULT_FILE_MB) -> CompileResult:
+                   file_mb: int = service.DEFAULT_FILE_MB,
+                   entries: Sequence[str] = ()) -> CompileResult:
     """Compile CUDA `source` for `arch` (default: this machine's GPU, else sm_90) to a cubin and
     PTX with line information; never raises for bad input, bad options or a failed compile:
     the result says what happened (`ok`, `stage`, `message`, `diagnostics`).
+
+    `entries`: the kernels the caller will look up (a spec's entries). A template
+    instantiation among them (`scale<float, 4>`) is instantiated, and `result.lowered` (so
+    kernel_symbol) gives its symbol: NVRTC's name expressions, or for nvcc a line taking its
+    address and the demangled kernel names (app.compile.entries).
 
     `folder` is the kernel's folder: its headers may be included and -I options must stay in
     it. The compile runs in a child process limited to `timeout` seconds, `memory_mb` MiB of
@@ -234,7 +260,7 @@ def compile_source(source: str, *, filename: str, folder: Path | None, arch: str
     started = time.perf_counter()
     arch = arch or default_arch()
     try:
-        checked = plan(source, filename, folder, arch, options, backend, timeout)
+        checked = plan(source, filename, folder, arch, options, backend, timeout, entries)
     except Refusal as refusal:
         return failure(refusal.stage, refusal.message, arch=arch, backend=backend,
                        filename=filename, diagnostics=refusal.diagnostics,
@@ -255,8 +281,10 @@ def compile_source(source: str, *, filename: str, folder: Path | None, arch: str
 def compile_file(path: str | Path, *, folder: Path | None = None, arch: str | None = None,
                  options: Sequence[str] = (), backend: str = "nvrtc", timeout: float = 30.0,
                  use_cache: bool = True, memory_mb: int = service.DEFAULT_MEMORY_MB,
-                 file_mb: int = service.DEFAULT_FILE_MB) -> CompileResult:
-    """compile_source on a file; its folder is the kernel's folder unless `folder` is given."""
+                 file_mb: int = service.DEFAULT_FILE_MB,
+                 entries: Sequence[str] = ()) -> CompileResult:
+    """compile_source on a file; its folder is the kernel's folder unless `folder` is given;
+    `entries` as compile_source's."""
     path = Path(path)
     text = read_source(path)
     if isinstance(text, CompileResult):
@@ -265,7 +293,8 @@ def compile_file(path: str | Path, *, folder: Path | None = None, arch: str | No
         return text
     return compile_source(text, filename=path.name, folder=folder or path.parent, arch=arch,
                           options=options, backend=backend, timeout=timeout,
-                          use_cache=use_cache, memory_mb=memory_mb, file_mb=file_mb)
+                          use_cache=use_cache, memory_mb=memory_mb, file_mb=file_mb,
+                          entries=entries)
 
 
 def read_source(path: Path) -> str | CompileResult:
@@ -304,17 +333,69 @@ def describe(reply: dict[str, Any], checked: Plan, timeout: float,
                            compiler=str(reply.get("compiler") or ""),
                            source_path=str(reply.get("source_path") or ""),
                            options=tuple(checked.options))
+    _on_entries(result, checked.entries)
     _hint_missing_cuda_headers(result)
     host_code = _hint_host_code(result)
     status = reply.get("status")
     if status == "ok":
-        return _succeeded(result, reply)
+        return _lowered(_succeeded(result, reply), reply, checked.entries)
     result.stage = status if status in ("compile", "timeout", "memory", "crash", "options") \
         else "backend"
     result.message = _failure_message(result, reply, timeout, memory_mb)
     if host_code:
         result.message += f". {HOST_CODE_HINT}"
     return result
+
+
+def _on_entries(result: CompileResult, wanted: list[str]) -> None:
+    """Put the compiler's messages about the lines that instantiate the entries (NVRTC's name
+    map, nvcc's appended lines) on the user's file, saying which entry they are about."""
+    for index, diagnostic in enumerate(result.diagnostics):
+        entry = _entry_of(diagnostic, wanted)
+        if entry is not None:
+            result.diagnostics[index] = Diagnostic(
+                result.filename, 0, None, diagnostic.severity,
+                f"the entry {entry!r} cannot be instantiated: {diagnostic.message}",
+                diagnostic.raw)
+
+
+def _entry_of(diagnostic: Diagnostic, wanted: list[str]) -> str | None:
+    """The entry a message on an instantiating line is about, None for the user's lines."""
+    if diagnostic.file == entries.ENTRIES_FILE:
+        return entries.entry_of_line(wanted, diagnostic.line) or "?"
+    if diagnostic.file != entries.NVRTC_NAME_MAP:
+        return None
+    found = re.search(r"nv_mangled_name\s+(.+)$", diagnostic.raw, re.M)
+    return found.group(1).strip() if found else "?"
+
+
+def _lowered(result: CompileResult, reply: dict[str, Any], wanted: list[str]) -> CompileResult:
+    """Record each template entry's symbol: NVRTC's lowered names, else (nvcc) the kernel its
+    demangled name matches; a warning for an entry none matches, naming the instances."""
+    if not result.ok or not wanted:
+        return result
+    lowered = {str(k): str(v) for k, v in dict(reply.get("lowered") or {}).items()}
+    demangled = {str(k): str(v) for k, v in dict(reply.get("demangled") or {}).items()}
+    if not lowered and demangled:
+        lowered = entries.match_entries(wanted, demangled)
+    result.lowered = {e: s for e, s in lowered.items() if result.kernel(s) is not None}
+    for entry in wanted:
+        if entry not in result.lowered:
+            result.diagnostics.append(Diagnostic(result.filename, 0, None, Severity.WARNING,
+                                                 _unmatched(entry, demangled), ""))
+    return result
+
+
+def _unmatched(entry: str, demangled: dict[str, str]) -> str:
+    """Why a template entry has no kernel after a compile that succeeded."""
+    if not demangled:
+        return (f"the entry {entry!r} was instantiated, but its kernel cannot be told apart: "
+                "no demangler could run here (install binutils' c++filt)")
+    built = entries.instances(entry, demangled)
+    if not built:
+        return f"the entry {entry!r} was instantiated, but no kernel of its template is here"
+    return (f"the entry {entry!r} matches none of the instances the compiler built, or "
+            f"several: write it as one of {', '.join(built)}")
 
 
 def _hint_host_code(result: CompileResult) -> bool:

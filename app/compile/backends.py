@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from app.base import system
-from app.compile import limits
+from app.compile import elf, entries, limits
 
 # Line info maps SASS to source lines; ptxas' verbose report gives the resources.
 ALWAYS = ["-lineinfo", "-Xptxas=-v"]
@@ -46,8 +46,9 @@ UNSAFE_TEMP = ("the temporary folder's path holds characters a shell would act o
 
 def make_reply(status: str, **fields: Any) -> dict[str, Any]:
     """A reply with every field present."""
-    base = {"status": status, "cubin": None, "ptx": None, "log": "", "compiler": "",
-            "message": "", "source_path": ""}
+    base: dict[str, Any] = {"status": status, "cubin": None, "ptx": None, "log": "",
+                            "compiler": "", "message": "", "source_path": "", "lowered": {},
+                            "demangled": {}}
     return {**base, **fields}
 
 
@@ -103,8 +104,16 @@ def nvrtc_compile(request: dict[str, Any], hello: dict[str, Any]) -> dict[str, A
     if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         return make_reply("backend", compiler=compiler, message=f"nvrtcCreateProgram: {err.name}")
     try:
+        wanted = [str(e) for e in request.get("entries", [])]
+        for entry in wanted:  # each must be added before the compile, lowered after it
+            err, = nvrtc.nvrtcAddNameExpression(program, entry.encode())
+            if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+                return make_reply("backend", compiler=compiler,
+                                  message=f"nvrtcAddNameExpression({entry!r}): {err.name}")
         reply = _nvrtc_run(nvrtc, program, options, compiler,
                            str(Path(request["cwd"]) / name))
+        if reply["status"] == "ok":
+            reply["lowered"] = _nvrtc_lowered(nvrtc, program, wanted)
     finally:
         nvrtc.nvrtcDestroyProgram(program)
     return users_names(reply, name, request["program_name"])
@@ -136,6 +145,16 @@ def _nvrtc_options(request: dict[str, Any]) -> list[str]:
     cuda = [f"-I{d}" for d in request.get("cuda_include_dirs", [])]
     return [f"-arch={request['arch']}", *ALWAYS, *folder, *user, f"-I{NVRTC_DRIVER_HEADERS}",
             *cuda, f"-I{NVRTC_HEADERS}", f"--pre-include={NVRTC_PRELUDE}"]
+
+
+def _nvrtc_lowered(nvrtc: Any, program: Any, wanted: list[str]) -> dict[str, str]:
+    """The lowered (mangled) name of each name expression, after a successful compile."""
+    lowered = {}
+    for entry in wanted:
+        err, name = nvrtc.nvrtcGetLoweredName(program, entry.encode())
+        if err == nvrtc.nvrtcResult.NVRTC_SUCCESS and name:
+            lowered[entry] = name.decode() if isinstance(name, bytes) else str(name)
+    return lowered
 
 
 def drop_own_redefinitions(log: str) -> str:
@@ -197,7 +216,19 @@ def nvcc_compile(request: dict[str, Any]) -> dict[str, Any]:
             return make_reply("options", compiler=compiler, message=problem)
         name = compiler_name(request["program_name"])
         reply = _nvcc_run(command, Path(work), name, compiler, float(request["timeout"]))
+        if reply["status"] == "ok" and request.get("entries"):
+            reply["demangled"] = _demangled_kernels(reply["cubin"])
         return users_names(reply, name, request["program_name"])
+
+
+def _demangled_kernels(cubin: str) -> dict[str, str]:
+    """The cubin's kernel names, demangled (here, in the sandboxed child: a demangler reads
+    names the user's code chose); empty when the cubin or the demangler cannot be read."""
+    try:
+        names = elf.read_cubin(base64.b64decode(cubin)).kernels
+    except elf.CubinError:
+        return {}
+    return entries.demangle(names)
 
 
 def _safe_temp_base() -> str | None:
@@ -213,8 +244,9 @@ def _write_inputs(work: Path, request: dict[str, Any]) -> str | None:
     would leave it or take the source's place."""
     # nvcc copies the #line name into the PTX, where ptxas cannot take every name.
     name = compiler_name(request["program_name"])
-    (work / NVCC_SOURCE).write_text(f'#line 1 "{name}"\n' + request["source"],
-                                    encoding="utf-8")
+    wanted = [str(e) for e in request.get("entries", [])]
+    (work / NVCC_SOURCE).write_text(f'#line 1 "{name}"\n' + request["source"]
+                                    + entries.nvcc_instantiations(wanted), encoding="utf-8")
     for relative, data in request.get("headers", {}).items():
         path = Path(relative)
         if path.is_absolute() or ".." in path.parts or relative == NVCC_SOURCE:

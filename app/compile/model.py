@@ -123,6 +123,8 @@ class CompileResult:
     `seconds` is the wall time of this call (a cache hit is fast); `cached` says the cubin
     came from the cache. `source_path` is where the compiler believed the main file was: line
     information in the cubin names it, and SASS listings map it back to `filename`.
+    `lowered` maps each template entry the compile was asked to instantiate (`scale<float, 4>`)
+    to its kernel's symbol (app.compile.entries).
     """
 
     ok: bool
@@ -141,6 +143,7 @@ class CompileResult:
     source_path: str = ""
     compiler: str = ""
     options: tuple[str, ...] = ()
+    lowered: dict[str, str] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -153,9 +156,13 @@ class CompileResult:
         return [d for d in self.diagnostics if d.severity == Severity.WARNING]
 
     def kernel_symbols(self, entry: str) -> list[str]:
-        """Every kernel symbol that `entry` may name: the extern "C" name itself, or each C++
-        kernel (overload or template instance) whose mangled name starts with `_Z<len><entry>`."""
+        """Every kernel symbol that `entry` may name: a template entry's lowered name, the
+        extern "C" name itself, or each C++ kernel (overload or template instance) whose
+        mangled name starts with `_Z<len><entry>`."""
         names = [k.name for k in self.kernels]
+        lowered = self.lowered.get(entry.strip())
+        if lowered is not None:
+            return [lowered] if lowered in names else []
         if entry in names:
             return [entry]
         prefix = _mangled_prefix(entry)
@@ -188,6 +195,7 @@ class CompileResult:
                                  for d in data.get("diagnostics", [])]
         values["kernels"] = [KernelResources(**k) for k in data.get("kernels", [])]
         values["options"] = tuple(data.get("options", ()))
+        values["lowered"] = {str(k): str(v) for k, v in dict(data.get("lowered") or {}).items()}
         cubin = data.get("cubin")
         values["cubin"] = base64.b64decode(cubin) if cubin else None
         return cls(**values)

@@ -53,6 +53,7 @@ class CompileRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, ta
     options: tuple[str, ...] = ()
     block_size: int | None = None
     dynamic_shared: int = 0
+    entries: tuple[str, ...] = ()  # the spec's entries: template ones are instantiated
 
 
 class VerifyRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind",
@@ -80,9 +81,18 @@ class BenchRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_
 JobRequest = CompileRequest | VerifyRequest | BenchRequest
 
 
+# Fields added after the request lines were first kept (tests/fixtures/codec/jobs.jsonl): written
+# only when not empty, so a request that does not use one keeps the shape it always had.
+LATER_FIELDS = ("entries",)
+
+
 def encode_request(request: JobRequest, job_id: int) -> str:
-    """A request as one JSON line (every field written, defaults too)."""
-    return json.dumps({"id": job_id, **codec.to_object(request)}) + "\n"
+    """A request as one JSON line (every field written, defaults too, but LATER_FIELDS')."""
+    data = codec.to_object(request)
+    for name in LATER_FIELDS:
+        if name in data and not data[name]:
+            del data[name]
+    return json.dumps({"id": job_id, **data}) + "\n"
 
 
 def decode_request(data: dict[str, Any]) -> tuple[int | None, JobRequest]:

@@ -121,7 +121,7 @@ def run_compile(request: CompileRequest) -> dict[str, Any]:
     _progress("compiling")
     result = compile_api.compile_source(request.source, filename=request.filename,
                                         folder=Path(request.folder), arch=request.arch,
-                                        options=request.options)
+                                        options=request.options, entries=request.entries)
     data = _json(result)
     data["sass"], data["occupancy"], data["ptx_functions"] = {}, {}, {}
     if result.ok:

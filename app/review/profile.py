@@ -105,7 +105,7 @@ def compile_facts(spec: Spec, arch: str | None = None, compiler: str | None = No
     arch = arch or default_arch()
     backend = compiler or spec.compiler
     result = compile_file(spec.source_path, arch=arch, options=list(spec.options),
-                          backend=backend)
+                          backend=backend, entries=spec.entries)
     facts = CompileFacts(ok=result.ok, arch=arch, compiler=str(backend))
     if not result.ok:
         errors = [d.format() for d in result.errors[:3]]

@@ -104,10 +104,18 @@ def _renamed_spec(text: str, old: str, new: str) -> str:
     def rename(match: re.Match[str]) -> str:
         """One `key = "value"` line, its value renamed."""
         value = _renamed_file(match.group(2), old, new) if match.group(1) != "entry" else \
-            (new if match.group(2) == old else match.group(2))
+            _renamed_entry(match.group(2), old, new)
         return f'{match.group(1)} = "{value}"'
 
     return SPEC_NAMES.sub(rename, text)
+
+
+def _renamed_entry(entry: str, old: str, new: str) -> str:
+    """The spec's entry for the renamed function: `old` itself, or an instantiation of the
+    template `old` (`scale<float, 4>` -> `vscale<float, 4>`); any other entry unchanged."""
+    if entry == old:
+        return new
+    return new + entry[len(old):] if entry.startswith(f"{old}<") else entry
 
 
 def _copy(path: Path, target: Path, old: str, new: str) -> None:

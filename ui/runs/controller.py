@@ -182,9 +182,13 @@ class RunController(QObject):
         folder = path.parent if path else Path.cwd()
         filename = path.name if path else untitled
         options = (*(spec.options if spec else ()), *self.extra_options)
+        # The spec's template entries (scale<float, 4>) are built only when it is this file's.
+        own = spec is not None and path is not None \
+            and spec.source_path.resolve() == path.resolve()
         request = CompileRequest(text, filename, str(folder), arch=arch or self.arch,
                                  options=options,
-                                 block_size=block or None, dynamic_shared=shared)
+                                 block_size=block or None, dynamic_shared=shared,
+                                 entries=spec.entries if own and spec else ())
         if not self._start(request):
             return False
         self._build = BuildSnapshot(buffer_id, version, filename, text, arch, purpose)

@@ -22,7 +22,7 @@ from app.assist.prompting.skills import words
 from app.assist.tasks.suite import HeldOut
 from app.base.fsutil import atomic_write_text
 from app.base.paths import RESOURCES, data_dir
-from app.spec.model import Spec, SpecError, load_spec
+from app.spec.model import Spec, SpecError, entry_name, load_spec
 
 TEMPLATES_DIR = RESOURCES / "kernels"
 VERIFIED_NAME = "verified"
@@ -73,7 +73,8 @@ def _example(spec_path: Path, description: str) -> Example | None:
     except (SpecError, OSError, UnicodeDecodeError):
         return None
     dtypes = frozenset(a.dtype for a in spec.args if a.is_buffer)
-    return Example(spec.entry, description, _BLANK_RUNS.sub("\n\n", code), dtypes, spec_path)
+    return Example(entry_name(spec.entry), description, _BLANK_RUNS.sub("\n\n", code), dtypes,
+                   spec_path)
 
 
 def _is(path: Path, skip: Path | None) -> bool:
@@ -132,13 +133,13 @@ def record_verified(spec_path: Path, description: str, heldout: HeldOut,
     """Keep a kernel that just passed verification as a future example (a copy of its folder
     with verified.json); nothing for held-out tasks. The copy's folder, or None."""
     spec = load_spec(spec_path)
-    if heldout.holds(spec_path) or heldout.leaks(f"{spec.entry} {description}"):
+    if heldout.holds(spec_path) or heldout.leaks(f"{entry_name(spec.entry)} {description}"):
         return None
     source = spec.source_path
     if compiler_dependent(source.read_text(encoding="utf-8", errors="replace")):
         return None  # code no verification compiled rides along: never an example
     digest = _sha256(source)
-    target = (folder or verified_dir()) / f"{spec.entry}-{digest[:12]}"
+    target = (folder or verified_dir()) / f"{entry_name(spec.entry)}-{digest[:12]}"
     if not target.exists():
         shutil.copytree(spec_path.parent, target, ignore=shutil.ignore_patterns("attempt.json"))
         record = {"spec": spec_path.name, "description": description, "source_sha256": digest}
@@ -163,8 +164,9 @@ def choose_examples(library: list[Example], spec: Spec, description: str, heldou
     """The examples most like the task, best first, within `budget` tokens together; never the
     task's own kernel, never a held-out task's."""
     dtypes = {a.dtype for a in spec.args if a.is_buffer}
-    query = f"{spec.entry.replace('_', ' ')} {description}"
-    allowed = [e for e in library if e.name != spec.entry and not heldout.holds(e.path)
+    name = entry_name(spec.entry)
+    query = f"{name.replace('_', ' ')} {description}"
+    allowed = [e for e in library if e.name != name and not heldout.holds(e.path)
                and not heldout.leaks(f"{e.name} {e.description}")]
     ranked = sorted(allowed, key=lambda e: (-score(e, query, dtypes), e.name))
     chosen: list[Example] = []

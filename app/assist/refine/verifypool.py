@@ -63,7 +63,8 @@ def compile_error(spec_path: Path) -> Verdict | None:
         spec = load_spec(spec_path)
     except SpecError:
         return None
-    result = compile_file(spec.source_path, options=list(spec.options), backend=spec.compiler)
+    result = compile_file(spec.source_path, options=list(spec.options), backend=spec.compiler,
+                          entries=spec.entries)
     if result.ok or result.stage != "compile":
         return None
     verdict = Verdict(Status.COMPILE_ERROR, result.message or "the kernel did not compile",

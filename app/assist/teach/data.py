@@ -29,7 +29,7 @@ from app.engine.verify.results import Status
 from app.engine.verify.runs import Engine, VerifyOptions
 from app.engine.verify.speccheck import Strength, check_spec
 from app.engine.verify.verifier import verify
-from app.spec.model import Spec, SpecError, load_spec
+from app.spec.model import Spec, SpecError, entry_name, load_spec
 
 DATA_NAME = "train.jsonl"
 SUMMARY_NAME = "summary.json"
@@ -260,7 +260,7 @@ def _canonical(candidate: Candidate, spec_path: Path, work: Path) -> tuple[Candi
     if kernel == candidate.kernel:
         return candidate, spec
     if "spec_path" in candidate.extra:
-        folder = Path(tempfile.mkdtemp(prefix=f"{candidate.entry}-", dir=work))
+        folder = Path(tempfile.mkdtemp(prefix=f"{entry_name(candidate.entry)}-", dir=work))
         shutil.copytree(spec_path.parent, folder, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns(".*", "__pycache__"))
         spec = load_spec(folder / spec_path.name)

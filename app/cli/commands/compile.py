@@ -45,7 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     show.add_argument("--ptx", action="store_true", help="print the PTX")
     show.add_argument("--sass", action="store_true", help="print SASS with source lines")
     show.add_argument("--resources", action="store_true", help="print resources per kernel")
-    parser.add_argument("--kernel", help="only this kernel (its name or lowered symbol)")
+    parser.add_argument("--kernel", help="only this kernel (its name, lowered symbol or "
+                                         "template instantiation)")
+    parser.add_argument("--entry", action="append", default=[], metavar="NAME",
+                        help="a template instantiation to build, e.g. --entry 'scale<float, 4>' "
+                             "(repeatable; its lowered name is shown)")
     parser.add_argument("--block", type=flags.block_threads,
                         help="threads per block (1 to 1024): adds theoretical occupancy")
     parser.add_argument("--dynamic-shared", type=flags.shared_bytes, default=0, metavar="BYTES",
@@ -60,7 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compile, print what was asked for, return the exit code for the result."""
     result = compile_file(args.file, arch=args.arch, options=args.option, backend=args.backend,
-                          timeout=args.timeout, use_cache=not args.no_cache)
+                          timeout=args.timeout, use_cache=not args.no_cache,
+                          entries=_entries(args))
     try:
         kernels = _selected(result, args.kernel)
     except LookupError as error:
@@ -75,6 +80,12 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `| head` closed the pipe: not an error of the compile
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stop the flush at exit failing too
     return EXIT_BY_STAGE.get(result.stage, 3)
+
+
+def _entries(args: argparse.Namespace) -> list[str]:
+    """The entries to instantiate: every --entry, and --kernel when it is a template's."""
+    kernel = [args.kernel] if args.kernel and "<" in args.kernel else []
+    return [*args.entry, *kernel]
 
 
 def _selected(result: CompileResult, wanted: str | None) -> list[KernelResources]:
@@ -147,8 +158,9 @@ def _summary(result: CompileResult) -> str:
     """One line: what compiled, with what, how fast, which kernels."""
     cached = ", cached" if result.cached else ""
     names = ", ".join(k.name for k in result.kernels) or "no kernels"
+    lowered = "".join(f"; {entry} is {symbol}" for entry, symbol in result.lowered.items())
     return (f"compiled {result.filename} for {result.arch} with {result.compiler or result.backend}"
-            f" in {result.seconds * 1000:.0f} ms{cached}: {names}")
+            f" in {result.seconds * 1000:.0f} ms{cached}: {names}{lowered}")
 
 
 def _print_resources(result: CompileResult, kernels: list[KernelResources],

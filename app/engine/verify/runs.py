@@ -175,7 +175,7 @@ def compile_for(spec: Spec, arch: str | None, folder: Path,
     """Compile the kernel with the real compiler (diagnostics on every backend): `compiler`,
     else the spec's."""
     result = compile_file(spec.source_path, arch=arch, options=list(spec.options),
-                          backend=compiler or spec.compiler)
+                          backend=compiler or spec.compiler, entries=spec.entries)
     diagnostics = [vars(d) for d in result.diagnostics]
     if not result.ok or result.cubin is None:
         message = result.message or "the kernel did not compile"

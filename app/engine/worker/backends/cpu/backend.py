@@ -28,6 +28,7 @@ from app.engine.worker.backends.base import (
 )
 from app.engine.worker.backends.cpu import build, memory, toolchain
 from app.spec.dtypes import lookup
+from app.spec.model import entry_name
 
 ERROR_BYTES = 2048
 MAX_PARAMS = 256
@@ -214,8 +215,8 @@ def _source_name(request: LaunchRequest) -> str:
     if request.source_path:
         return request.source_path
     if request.source_dir:
-        return os.path.join(request.source_dir, f"{request.entry}.cu")
-    return f"{request.entry}.cu"
+        return os.path.join(request.source_dir, f"{entry_name(request.entry)}.cu")
+    return f"{entry_name(request.entry)}.cu"
 
 
 def _check_launch_bounds(kernel: LoadedKernel, block: tuple[int, int, int]) -> None:
