@@ -22,6 +22,7 @@ import numpy as np
 from app.base import codec, settings
 from app.compile import compile_file
 from app.engine.verify import buffers, checks, memory
+from app.engine.verify import outside as outside_words
 from app.engine.verify.ahead import Ahead
 from app.engine.verify.buffers import Start, start_for
 from app.engine.verify.reference import (
@@ -41,6 +42,7 @@ from app.engine.verify.results import (
 )
 from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS, draw_seeds, plan_runs
 from app.engine.verify.warm import MAX_WARM, ReferencePool, Staged
+from app.engine.worker.backends.cpu import faults
 from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import (
     Argument,
@@ -454,6 +456,9 @@ def _verify_loaded(spec: Spec, options: VerifyOptions, handle: WorkerHandle, fol
         progress("checking the edges of every buffer", 0.99)
         failed = edge_runs(ctx, resolved, runs[0].seed)
         runs += [failed] if failed else []
+    elif overall_status(runs) == Status.GUARD_ZONE and handle.backend == "cpu" and guard:
+        progress("finding the thread and line that wrote outside the buffer", 0.99)
+        runs = locate_guard_zone(ctx, resolved, runs)
     status = overall_status(runs)
     return Verdict(status, _summary(status, runs), handle.backend, device,
                    runs=runs, diagnostics=prepared.diagnostics,
@@ -551,7 +556,7 @@ def edge_runs(ctx: RunContext, resolved: list[Resolved], seed: int) -> RunResult
         for edge in EDGES:
             run = memory.guarded(partial(run_one, ctx, index, case, seed, None, edge),
                                  case.case, seed)
-            failure = None if run.passed else _edge_failure(run, edge)
+            failure = None if run.passed else _edge_failure(ctx, case, run, edge)
             if failure is not None:
                 return failure
         run = memory.guarded(partial(run_one, ctx, index, case, seed, None, Edge.GUARDS, True),
@@ -565,7 +570,8 @@ def edge_runs(ctx: RunContext, resolved: list[Resolved], seed: int) -> RunResult
     return None
 
 
-def _edge_failure(run: RunResult, edge: str) -> RunResult | None:
+def _edge_failure(ctx: RunContext, case: Resolved, run: RunResult,
+                  edge: Edge) -> RunResult | None:
     """A failed edge run; a fault there is an access outside a buffer (a guard_zone verdict)
     that wrote back what it read. An "exact" run counts only for such a fault: its data is
     aligned to its element alone, and a vector load a GPU's alignment allows may fault."""
@@ -574,11 +580,44 @@ def _edge_failure(run: RunResult, edge: str) -> RunResult | None:
         return None
     if run.status != Status.CRASH:
         return run
+    where = outside_words.where(run.message, ctx.spec, case, ctx.guard, edge) if outside \
+        else None
+    if where is not None:  # one sentence saying who and where, then why only this run saw it
+        return replace(run, status=Status.GUARD_ZONE, message=(
+            f"{where}. It left the guard zone as it was (it wrote back what it read, or only "
+            f"read it), so the usual runs passed; with every buffer placed against "
+            f"inaccessible memory, the access faulted"))
     side = "before the start" if edge == "start" else "past the end"
     return replace(run, status=Status.GUARD_ZONE, message=(
         f"the kernel accessed memory {side} of a buffer: it left the guard zone as it was "
         f"(it wrote back what it read, or only read it), but with the buffer placed against "
-        f"inaccessible memory there it faulted: {run.message}"))
+        f"inaccessible memory there it faulted: {faults.without_pc(run.message)}"))
+
+
+def locate_guard_zone(ctx: RunContext, resolved: list[Resolved],
+                      runs: list[RunResult]) -> list[RunResult]:
+    """The runs, the first guard_zone one naming the thread and source line of the first
+    access outside a buffer (CPU backend): its case and seed again, with every buffer placed
+    against inaccessible memory on the side whose guard zone changed, where that access
+    faults. Unchanged when the repeat does not fault so."""
+    first = next(k for k, r in enumerate(runs) if r.status == Status.GUARD_ZONE)
+    run = runs[first]
+    index = next((k for k, c in enumerate(resolved) if c.case == run.case), None)
+    finding = next((f for f in run.findings if f.kind == Status.GUARD_ZONE), None)
+    if index is None or finding is None:
+        return runs
+    edge = Edge.EXACT if finding.first_indices else Edge.START  # past the end: indices listed
+    start = Start(run.start) if run.start in Start.__members__.values() else None
+    repeat = memory.guarded(partial(run_one, ctx, index, resolved[index], run.seed, None, edge,
+                                    start=start), run.case, run.seed)
+    where = outside_words.where(repeat.message, ctx.spec, resolved[index], ctx.guard, edge) \
+        if repeat.status == Status.CRASH else None
+    if where is None:
+        return runs
+    located = replace(run, message=f"{where} (the first access outside a buffer: this run "
+                                   f"again, with every buffer placed against inaccessible "
+                                   f"memory, faulted there)")
+    return [*runs[:first], located, *runs[first + 1:]]
 
 
 def _interrupt(reference: Callable[..., Any]) -> None:
