@@ -614,9 +614,9 @@ def locate_guard_zone(ctx: RunContext, resolved: list[Resolved],
         if repeat.status == Status.CRASH else None
     if where is None:
         return runs
-    located = replace(run, message=f"{where} (the first access outside a buffer: this run "
-                                   f"again, with every buffer placed against inaccessible "
-                                   f"memory, faulted there)")
+    located = replace(run, message=f"{where} (the first access outside a buffer, found by "
+                                   f"running this case again with every buffer placed against "
+                                   f"inaccessible memory)")
     return [*runs[:first], located, *runs[first + 1:]]
 
 

@@ -7,7 +7,8 @@ The runtime (native/runtime/fault.cpp) writes one line as the worker dies, e.g.
     the end of the allocation of kernel parameter 2, beyond its guard zone) in kernel
     vector_add, block (3, 0, 0), thread (255, 0, 0) [pc kernel-<hash>.so+0x1a2b]
 
-The "[pc ...]" part is the faulting instruction's offset in the kernel library. Kernel
+The "[pc ...]" part is the faulting instruction's offset in the kernel library; the worker
+client turns it into " at vector_add.cu:5" (without_pc) before anyone reads the message. Kernel
 libraries are built with -g, and `#line` keeps the user's file and line numbers in them
 (build.wrapper), so addr2line (binutils, which every GNU toolchain installs; llvm-addr2line
 beside clang) maps it to "vector_add.cu:5". Only a library of the build cache's own, intact
@@ -31,7 +32,7 @@ OUTSIDE = re.compile(
     r"kernel-studio cpu backend: [^:\n]*access(?:: (?P<access>read from|write to) | at )"
     r"0x[0-9a-f]+ \((?P<bytes>\d+) bytes (?P<side>past the end of|before) the allocation of "
     r"kernel parameter (?P<param>\d+)[^)\n]*\) in kernel \S+, block \((?P<block>[\d, ]+)\), "
-    r"thread \((?P<thread>[\d, ]+)\)")
+    r"thread \((?P<thread>[\d, ]+)\)(?: at (?P<line>[^\s:]+:\d+))?")
 SYMBOLIZERS = ("addr2line", "llvm-addr2line")
 # addr2line's answer for one frame: "/path/file.cu:12" or "...:12 (discriminator 3)".
 FRAME = re.compile(r"^(?P<file>.+):(?P<line>\d+)(?: \(discriminator \d+\))?$")
@@ -66,7 +67,8 @@ def outside_access(message: str) -> OutsideAccess | None:
     return OutsideAccess(int(found.group("param")), int(found.group("bytes")),
                          found.group("side") == "before", None if access is None else
                          access == "write to", _triple(found.group("block")),
-                         _triple(found.group("thread")), source_line(message[found.end():]))
+                         _triple(found.group("thread")),
+                         found.group("line") or source_line(message[found.end():]))
 
 
 def source_line(message: str) -> str | None:

@@ -152,7 +152,8 @@ def _run(command: list[str], stdin: str | None = None, readable: tuple[Path, ...
     return result
 
 
-def run_tool(command: list[str], readable: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
+def run_tool(command: list[str],
+             readable: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
     """Another binutils-like tool (addr2line) over a built library, sandboxed and capped like
     the compiler."""
     return _run(command, readable=readable)
