@@ -105,3 +105,28 @@ def test_a_race_the_usual_thread_order_hides_fails(tmp_path: Path, engine: Engin
 
 def test_the_emulation_does_not_announce_itself(tmp_path: Path, engine: Engine) -> None:
     assert verdict_with(tmp_path / "emulation_only", EMULATION_ONLY, engine).status == "mismatch"
+
+
+def test_a_passing_kernel_gets_two_edge_runs_per_case(tmp_path: Path, engine: Engine,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # Exactly at the end, then at the start with the threads in descending order: the rounded
+    # end runs only after the exact one failed some other way (the vector kernel above).
+    from app.engine.verify import runs
+
+    seen: list[tuple[str, bool]] = []
+    real = runs.run_one
+
+    def counted(*args: object, **kwargs: object) -> object:
+        edge = args[5] if len(args) > 5 else kwargs.get("edge", "")
+        descending = args[6] if len(args) > 6 else kwargs.get("descending", False)
+        seen.append((str(edge), bool(descending)))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runs, "run_one", counted)
+    correct = "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; }"
+    verdict = verdict_with(tmp_path / "correct", correct, engine)
+    assert verdict.status == "passed", verdict.message
+    cases = 5
+    assert seen.count(("", False)) == len(verdict.runs)
+    assert seen.count(("exact", False)) == cases and seen.count(("start", True)) == cases
+    assert len(seen) == len(verdict.runs) + 2 * cases

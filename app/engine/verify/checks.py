@@ -186,6 +186,11 @@ def check_output(name: str, actual: Array, expected: Array, dtype_name: str,
     rtol = dtype.rtol if rtol is None else rtol
     wide = np.float64 if dtype.is_float else np.int64
     narrow = expected.astype(dtype.numpy, copy=False)  # the values the kernel can hold
+    if narrow.shape == actual.shape and np.array_equal(_bits(actual), _bits(narrow)):
+        # Bit for bit what the reference holds: within any tolerance, and no element still
+        # holds the poison unless the reference does too. One compare instead of widening
+        # both to 64 bits (a warm verify of vector_add spent a third of its checks there).
+        return []
     want = narrow.astype(wide)
     if atol is None:  # the median of the narrow values: the same numbers, half the bytes
         atol = default_atol(dtype, narrow) if dtype.is_float else 0.0

@@ -22,6 +22,7 @@ import numpy as np
 from app.base import codec, settings
 from app.compile import compile_file
 from app.engine.verify import buffers, checks, memory
+from app.engine.verify import outside as outside_words
 from app.engine.verify.ahead import Ahead
 from app.engine.verify.buffers import Start, start_for
 from app.engine.verify.reference import (
@@ -41,6 +42,7 @@ from app.engine.verify.results import (
 )
 from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS, draw_seeds, plan_runs
 from app.engine.verify.warm import MAX_WARM, ReferencePool, Staged
+from app.engine.worker.backends.cpu import faults
 from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import (
     Argument,
@@ -504,6 +506,9 @@ def _verify_loaded(spec: Spec, options: VerifyOptions, handle: WorkerHandle, fol
         progress("checking the edges of every buffer", 0.99)
         failed = edge_runs(ctx, resolved, runs[0].seed)
         runs += [failed] if failed else []
+    elif overall_status(runs) == Status.GUARD_ZONE and handle.backend == "cpu" and guard:
+        progress("finding the thread and line that wrote outside the buffer", 0.99)
+        runs = locate_guard_zone(ctx, resolved, runs)
     status = overall_status(runs)
     return Verdict(status, _summary(status, runs), handle.backend, device,
                    runs=runs, diagnostics=prepared.diagnostics,
@@ -584,38 +589,66 @@ def _run_tasks(ctx: RunContext, tasks: list[tuple[int, Resolved, int, Start]],
     return runs
 
 
-# A buffer's data against inaccessible memory after its end (rounded up to 16 bytes, then
-# exactly), then before its start.
-EDGES = (Edge.END, Edge.EXACT, Edge.START)
 # How the CPU runtime describes a fault outside a buffer's memory.
 OUTSIDE_A_BUFFER = ("bytes past the end of the allocation", "bytes before the allocation")
+RACE = ("with the threads of each block run in descending order (a GPU promises no order), the "
+        "kernel failed: a race between its threads, such as a shared value read without "
+        "__syncthreads() after another thread wrote it")
 
 
 def edge_runs(ctx: RunContext, resolved: list[Resolved], seed: int) -> RunResult | None:
-    """Every case once more with each buffer's data placed against inaccessible memory, at its
-    end and then at its start, and once with each block's threads in descending order; the
-    first run that fails, or None. Why: a kernel that reads just past a buffer and writes the
-    same bytes back leaves the guard zones as they were, so it passes every check above, but
-    faults here; a race whose writer thread runs first in the usual order passes there."""
+    """Every case once more with each buffer's data placed against inaccessible memory at its
+    end, and once at its start with each block's threads in descending order; the first run
+    that fails, or None. Why: a kernel that reads just past a buffer and writes the same bytes
+    back leaves the guard zones as they were, so it passes every check above, but faults here;
+    a race whose writer thread runs first in the usual order passes there."""
     for index, case in enumerate(resolved):
-        for edge in EDGES:
-            run = memory.guarded(partial(run_one, ctx, index, case, seed, None, edge),
-                                 case.case, seed)
-            failure = None if run.passed else _edge_failure(run, edge)
-            if failure is not None:
-                return failure
-        run = memory.guarded(partial(run_one, ctx, index, case, seed, None, Edge.GUARDS, True),
-                             case.case, seed)
-        if not run.passed:
-            return replace(run, message=(
-                "with the threads of each block run in descending order (a GPU promises no "
-                "order), the kernel failed: a race between its threads, such as a shared value "
-                "read without __syncthreads() after another thread wrote it"
-                + (f": {run.message}" if run.message else "")))
+        failure = _end_failure(ctx, index, case, seed) or \
+            _start_failure(ctx, index, case, seed)
+        if failure is not None:
+            return failure
     return None
 
 
-def _edge_failure(run: RunResult, edge: str) -> RunResult | None:
+def _edge_run(ctx: RunContext, index: int, case: Resolved, seed: int, edge: Edge,
+              descending: bool = False) -> RunResult:
+    """One edge run of a case."""
+    return memory.guarded(partial(run_one, ctx, index, case, seed, None, edge, descending),
+                          case.case, seed)
+
+
+def _end_failure(ctx: RunContext, index: int, case: Resolved, seed: int) -> RunResult | None:
+    """The data exactly at its end, where a read one byte past it faults; only when that run
+    failed some other way (a vector load refused at an alignment of one element, say) the data's
+    end rounded up to 16 bytes, which keeps the start aligned for vector loads. Where the exact
+    run passes, the rounded one could only find what an access into its few extra bytes finds
+    (none faults there) or a path taken only at 16-byte alignment, which the usual runs take
+    (their data are page-aligned): one run instead of two for most kernels."""
+    exact = _edge_run(ctx, index, case, seed, Edge.EXACT)
+    if exact.passed:
+        return None
+    failure = _edge_failure(ctx, case, exact, Edge.EXACT)
+    if failure is not None:
+        return failure
+    end = _edge_run(ctx, index, case, seed, Edge.END)
+    return None if end.passed else _edge_failure(ctx, case, end, Edge.END)
+
+
+def _start_failure(ctx: RunContext, index: int, case: Resolved, seed: int) -> RunResult | None:
+    """The data at its start, with each block's threads in descending order: two checks in one
+    run, told apart by how it fails. With the start placed so, an access before it can only
+    fault (the data keeps the usual run's alignment and guard zone after its end), so any other
+    failure is the order's."""
+    run = _edge_run(ctx, index, case, seed, Edge.START, descending=True)
+    if run.passed:
+        return None
+    if run.status == Status.CRASH and any(t in run.message for t in OUTSIDE_A_BUFFER):
+        return _edge_failure(ctx, case, run, Edge.START)
+    return replace(run, message=RACE + (f": {run.message}" if run.message else ""))
+
+
+def _edge_failure(ctx: RunContext, case: Resolved, run: RunResult,
+                  edge: Edge) -> RunResult | None:
     """A failed edge run; a fault there is an access outside a buffer (a guard_zone verdict)
     that wrote back what it read. An "exact" run counts only for such a fault: its data is
     aligned to its element alone, and a vector load a GPU's alignment allows may fault."""
@@ -624,11 +657,44 @@ def _edge_failure(run: RunResult, edge: str) -> RunResult | None:
         return None
     if run.status != Status.CRASH:
         return run
+    where = outside_words.where(run.message, ctx.spec, case, ctx.guard, edge) if outside \
+        else None
+    if where is not None:  # one sentence saying who and where, then why only this run saw it
+        return replace(run, status=Status.GUARD_ZONE, message=(
+            f"{where}. It left the guard zone as it was (it wrote back what it read, or only "
+            f"read it), so the usual runs passed; with every buffer placed against "
+            f"inaccessible memory, the access faulted"))
     side = "before the start" if edge == "start" else "past the end"
     return replace(run, status=Status.GUARD_ZONE, message=(
         f"the kernel accessed memory {side} of a buffer: it left the guard zone as it was "
         f"(it wrote back what it read, or only read it), but with the buffer placed against "
-        f"inaccessible memory there it faulted: {run.message}"))
+        f"inaccessible memory there it faulted: {faults.without_pc(run.message)}"))
+
+
+def locate_guard_zone(ctx: RunContext, resolved: list[Resolved],
+                      runs: list[RunResult]) -> list[RunResult]:
+    """The runs, the first guard_zone one naming the thread and source line of the first
+    access outside a buffer (CPU backend): its case and seed again, with every buffer placed
+    against inaccessible memory on the side whose guard zone changed, where that access
+    faults. Unchanged when the repeat does not fault so."""
+    first = next(k for k, r in enumerate(runs) if r.status == Status.GUARD_ZONE)
+    run = runs[first]
+    index = next((k for k, c in enumerate(resolved) if c.case == run.case), None)
+    finding = next((f for f in run.findings if f.kind == Status.GUARD_ZONE), None)
+    if index is None or finding is None:
+        return runs
+    edge = Edge.EXACT if finding.first_indices else Edge.START  # past the end: indices listed
+    start = Start(run.start) if run.start in Start.__members__.values() else None
+    repeat = memory.guarded(partial(run_one, ctx, index, resolved[index], run.seed, None, edge,
+                                    start=start), run.case, run.seed)
+    where = outside_words.where(repeat.message, ctx.spec, resolved[index], ctx.guard, edge) \
+        if repeat.status == Status.CRASH else None
+    if where is None:
+        return runs
+    located = replace(run, message=f"{where} (the first access outside a buffer, found by "
+                                   f"running this case again with every buffer placed against "
+                                   f"inaccessible memory)")
+    return [*runs[:first], located, *runs[first + 1:]]
 
 
 def _interrupt(reference: Callable[..., Any]) -> None:

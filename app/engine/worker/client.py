@@ -41,7 +41,7 @@ from app.base import codec, paths, settings
 from app.base.paths import ROOT
 from app.engine.worker import freeze, protocol, stderr_log
 from app.engine.worker.backends.base import BackendError
-from app.engine.worker.backends.cpu import build, toolchain
+from app.engine.worker.backends.cpu import build, faults, toolchain
 from app.isolation import sandbox
 from app.spec.cases import MAX_TOTAL_BYTES
 
@@ -243,6 +243,8 @@ class Worker:
             self.kill()
             returncode = self.process.returncode
         tail = self.stderr_tail()
+        if self.backend == "cpu":  # the faulting instruction as the user's file and line
+            tail = faults.without_pc(tail)
         if self.sandboxed:
             returncode = sandbox.exit_status(returncode)
         return f"the worker died ({_signal_name(returncode)})" + (f": {tail}" if tail else "")

@@ -227,3 +227,20 @@ def test_an_off_by_one_is_told_as_the_element_it_hit_whatever_its_bytes() -> Non
     image[guard - 8] = 0  # c[-2]
     finding = checks.check_guards("c", image, guard, 64, expected, itemsize=4)
     assert finding is not None and "the nearest 2 elements before index 0" in finding.message
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast")  # a bfloat16 NaN
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "uint8"])
+def test_an_output_equal_bit_for_bit_has_no_finding_and_one_bit_off_is_still_caught(
+        dtype: str) -> None:
+    numpy_type = lookup(dtype).numpy
+    expected = np.arange(-8, 8).astype(np.float64).astype(numpy_type)
+    assert checks.check_output("c", expected.copy(), expected, dtype, None, None) == []
+    poisoned = expected.copy()
+    poisoned[3] = buffers.poison(lookup(dtype), 1)[0]  # one element the kernel never wrote
+    kinds = [f.kind for f in checks.check_output("c", poisoned, expected, dtype, None, None)]
+    assert kinds == ["unwritten"]
+    off = expected.copy()
+    off.view(np.dtype(f"u{off.itemsize}"))[5] ^= 1 << (8 * off.itemsize - 2)  # a high bit
+    assert [f.kind for f in checks.check_output("c", off, expected, dtype, None, None)] == \
+        ["mismatch"]

@@ -74,15 +74,7 @@ class Arena:
     @staticmethod
     def _visible(arg: BufferArg) -> tuple[int, int]:
         """The image's bytes [first, last) the kernel can reach, for the argument's edge."""
-        total, offset = arg.image.nbytes, arg.offset
-        data = total - 2 * offset  # image_for: the same guard on both sides
-        if arg.edge == "end" and offset and data >= 0:
-            return 0, min(total, offset + -(-data // VECTOR) * VECTOR)
-        if arg.edge == "exact" and offset and data >= 0:
-            return 0, offset + data
-        if arg.edge == "start" and offset and data >= 0:
-            return offset, total
-        return 0, total
+        return visible(arg.edge, arg.image.nbytes, arg.offset)
 
     def _outside(self) -> np.ndarray[Any, np.dtype[np.uint8]]:
         """The arena's bytes around the visible part, as a view: before it when it is placed
@@ -120,6 +112,33 @@ class Arena:
         """Unmap the arena (the view must not be used afterwards)."""
         del self.view
         self.runtime.ks_arena_unmap(ctypes.c_void_p(self.address))
+
+
+def visible(edge: str, total: int, offset: int) -> tuple[int, int]:
+    """The bytes [first, last) of an image of `total` bytes (guard zones of `offset` bytes on
+    each side) that a kernel can reach with its data placed at `edge` (protocol.Edge)."""
+    data = total - 2 * offset  # image_for: the same guard on both sides
+    if edge == "end" and offset and data >= 0:
+        return 0, min(total, offset + -(-data // VECTOR) * VECTOR)
+    if edge == "exact" and offset and data >= 0:
+        return 0, offset + data
+    if edge == "start" and offset and data >= 0:
+        return offset, total
+    return 0, total
+
+
+def from_data_start(edge: str, total: int, offset: int, distance: int, before: bool) -> int:
+    """Where an address the runtime reported as `distance` bytes before the arena's memory
+    (`before`) or past the end of what it measures from (Arena: `reach`) lies, in bytes from
+    the data's first byte (negative: before it). The parent's reading of a fault line, laid
+    out exactly as Arena lays out the buffer."""
+    first, last = visible(edge, total, offset)
+    size = last - first
+    capacity = max(PAGE, -(-size // PAGE) * PAGE)
+    at_end = edge in ("end", "exact")
+    place = capacity - size if at_end else 0
+    address = -distance if before else (capacity if at_end else size) + distance
+    return address - (place + offset - first)
 
 
 def declare(runtime: ctypes.CDLL) -> None:

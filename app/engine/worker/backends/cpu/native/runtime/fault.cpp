@@ -125,6 +125,31 @@ void describe_address(Line& line, uintptr_t address) {
     line.add(" (not inside any buffer of the launch)");
 }
 
+// The faulting instruction's address, where this platform's signal context gives it.
+uintptr_t fault_pc(const void* context) {
+    const ucontext_t* uc = static_cast<const ucontext_t*>(context);
+#if defined(__x86_64__) && defined(__linux__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__) && defined(__linux__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+// " [pc kernel-<hash>.so+0x1a2b]" when `pc` lies in the kernel library's code: the parent maps
+// it to the user's file and line (app/engine/worker/backends/cpu/lines.py).
+void add_pc(Line& line, uintptr_t pc) {
+    const CodeRange& code = kernel_code;
+    if (pc == 0 || pc < code.low || pc >= code.high || code.name[0] == 0) return;
+    line.add(" [pc ");
+    line.add(code.name);
+    line.add("+");
+    line.number(pc - code.base, 16);
+    line.add("]");
+}
+
 void on_fault(int sig, siginfo_t* si, void* context) {
     Sm* sm = t_sm;
     if (sm != nullptr && sm->current != nullptr) {
@@ -148,6 +173,7 @@ void on_fault(int sig, siginfo_t* si, void* context) {
         line.triple(sm->info.block_idx);
         line.add(", thread ");
         line.triple(sm->current->info.thread_idx);
+        add_pc(line, fault_pc(context));
         line.add("\n");
         ssize_t ignored = write(2, line.text, line.used);
         (void)ignored;
@@ -243,6 +269,9 @@ KS_EXPORT void ks_trap(const char* why) {
     line.add(why);
     line.add(" in kernel ");
     line.add(ks::current_kernel);
+    // The call's return address lies just after it, in the kernel's code: one byte back is
+    // the call itself, on the line that called __trap().
+    ks::add_pc(line, (uintptr_t)__builtin_return_address(0) - 1);
     ssize_t ignored = write(2, line.text, line.used);
     (void)ignored;
     ignored = write(2, "\n", 1);

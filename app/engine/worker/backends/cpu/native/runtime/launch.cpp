@@ -43,6 +43,27 @@ int find_tls(dl_phdr_info* info, size_t, void* arg) {
     return 1;
 }
 
+// The extent of the loaded object holding `anchor` (the kernel library), for fault reports.
+int find_code(dl_phdr_info* info, size_t, void* arg) {
+    CodeRange* range = static_cast<CodeRange*>(arg);
+    if (!contains(info, range->low)) return 0;
+    uintptr_t low = UINTPTR_MAX, high = 0;
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+        uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+        if (start < low) low = start;
+        if (start + ph.p_memsz > high) high = start + ph.p_memsz;
+    }
+    const char* path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+    const char* slash = strrchr(path, '/');
+    snprintf(range->name, sizeof range->name, "%s", slash != nullptr ? slash + 1 : path);
+    range->base = info->dlpi_addr;
+    range->low = low;
+    range->high = high;
+    return 1;
+}
+
 // The kernel library's thread-local block (its __shared__ variables) for the calling thread.
 TlsQuery kernel_tls(void* (*anchor)(void), bool allocate) {
     if (allocate) anchor();  // touching a thread_local allocates the block for this thread
@@ -121,6 +142,15 @@ void copy_error(const std::string& message, char* error, unsigned long long size
 }
 }  // namespace
 
+CodeRange kernel_code;
+
+void find_kernel_code(void* (*anchor)(void)) {
+    CodeRange range;
+    range.low = (uintptr_t)anchor;
+    if (dl_iterate_phdr(find_code, &range) == 0) range = CodeRange();
+    kernel_code = range;
+}
+
 }  // namespace ks
 
 // Runs a launch to completion. Returns 0, 1 for a failure of the kernel (deadlock, misaligned
@@ -148,6 +178,7 @@ KS_EXPORT int ks_launch(void (*invoke)(void**), void** args, const unsigned int*
         return 2;
     }
     ks::install_fault_handlers();
+    ks::find_kernel_code(tls_anchor);
     ks::current_kernel = name;
     unsigned long long total = (unsigned long long)shape.grid.x * shape.grid.y * shape.grid.z;
     ks::Work work(shape, tls_anchor, total);

@@ -141,6 +141,14 @@ void install_fault_handlers();
 void enter_cpu_thread(Sm* sm);   // per CPU thread: alternate signal stack, current Sm
 void leave_cpu_thread();
 extern const char* current_kernel;
+// Where the kernel library's code lies, so a fault can say at which offset of which library
+// file it happened (the parent maps that to the user's file and line with the debug info).
+struct CodeRange {
+    uintptr_t base = 0, low = 0, high = 0;
+    char name[160] = {0};
+};
+extern CodeRange kernel_code;
+void find_kernel_code(void* (*anchor)(void));
 // Whether the threads of each block run in descending order (ks_set_descending).
 extern bool descending;
 
