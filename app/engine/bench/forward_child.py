@@ -202,13 +202,14 @@ class TorchTimer:
         self.flushes = 0
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
-        self.sleep = getattr(torch.cuda, "_sleep", None)
+        self.sleep: Callable[[int], None] | None = getattr(torch.cuda, "_sleep", None)
         self.cycles_per_ms = self._calibrate() if self.sleep is not None else None
         self.enqueue_ns: list[list[float]] = [[] for _ in calls]
         self.spin_ns: int | None = None
 
     def _calibrate(self) -> float | None:
         """GPU clock cycles per millisecond of the spin kernel, measured."""
+        assert self.sleep is not None
         self.sleep(1000)
         self.torch.cuda.synchronize()
         self.start.record()
@@ -277,6 +278,12 @@ def _device_facts(torch: Any) -> dict[str, Any]:
             "torch_cuda": torch.version.cuda}
 
 
+def _once(torch: Any, model: Any, inputs: list[Any]) -> None:
+    """One forward, waited for (so that an error of its kernels shows here)."""
+    model(*inputs)
+    torch.cuda.synchronize()
+
+
 def serve(path: Path, scratch: Path, request: ForwardRequest) -> ForwardReply:
     """Build, warm up and time the forward; the reply says what was measured."""
     try:
@@ -291,7 +298,7 @@ def serve(path: Path, scratch: Path, request: ForwardRequest) -> ForwardReply:
     with torch.no_grad():
         model = build_model(torch, module, request, path)
         inputs, source = forward_inputs(torch, module, model, request, scratch, path)
-        _guarded(path, "running forward", lambda: (model(*inputs), torch.cuda.synchronize()))
+        _guarded(path, "running forward", lambda: _once(torch, model, inputs))
         calls, names = [lambda: model(*inputs)], [EAGER]
         compile_error = "not asked for"
         if request.compile:
