@@ -42,6 +42,7 @@ from app.engine.worker.timing import TimingMode, TimingPlan
 from app.isolation import offline
 
 MIB = 1 << 20
+DEVICE = "cuda"
 REQUEST_LIMIT = 1 << 20
 # The spin covers the host's time to queue one forward with a margin, within these bounds
 # (a forward is many launches, so the ceiling is far above the one-kernel timer's).
@@ -121,8 +122,8 @@ def read_input(torch: Any, item: InputFile, scratch: Path) -> Any:
     if len(data) != wanted:
         raise Refused(f"the input file of {item.name} holds {len(data)} bytes, not {wanted}")
     if not data:
-        return torch.empty(item.shape, dtype=dtype, device="cuda")
-    return torch.frombuffer(data, dtype=dtype).reshape(item.shape).to("cuda")
+        return torch.empty(item.shape, dtype=dtype, device=DEVICE)
+    return torch.frombuffer(data, dtype=dtype).reshape(item.shape).to(DEVICE)
 
 
 def _parameters(model: Any) -> list[str] | None:
@@ -150,7 +151,7 @@ def forward_inputs(torch: Any, module: ModuleType, model: Any, request: ForwardR
                       f"{path.name} has no get_inputs()")
     torch.manual_seed(request.seed)
     made = _guarded(path, "running get_inputs()", module.get_inputs)
-    moved = [x.to("cuda") if isinstance(x, torch.Tensor) else x for x in made]
+    moved = [x.to(DEVICE) if isinstance(x, torch.Tensor) else x for x in made]
     return moved, f"the problem's get_inputs() (seed {request.seed})"
 
 
@@ -163,7 +164,7 @@ def build_model(torch: Any, module: ModuleType, request: ForwardRequest, path: P
         init = list(_guarded(path, "running get_init_inputs()", module.get_init_inputs))
     torch.manual_seed(request.seed)
     model = _guarded(path, "building the Model", lambda: module.Model(*init))
-    return _guarded(path, "moving the Model to the GPU", lambda: model.to("cuda").eval())
+    return _guarded(path, "moving the Model to the GPU", lambda: model.to(DEVICE).eval())
 
 
 def compiled_call(torch: Any, model: Any, inputs: list[Any]) -> tuple[Callable[[], Any] | None,
@@ -196,9 +197,9 @@ class TorchTimer:
         self.l2_bytes = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", None)
         self.flush_bytes = flush_bytes(self.l2_bytes) if plan.mode == TimingMode.COLD else 0
         if self.flush_bytes:
-            self.write_buffer = torch.empty(self.flush_bytes, dtype=torch.uint8, device="cuda")
-            self.read_buffer = torch.zeros(self.flush_bytes // 4, device="cuda")
-            self.sink = torch.zeros((), device="cuda")
+            self.write_buffer = torch.empty(self.flush_bytes, dtype=torch.uint8, device=DEVICE)
+            self.read_buffer = torch.zeros(self.flush_bytes // 4, device=DEVICE)
+            self.sink = torch.zeros((), device=DEVICE)
         self.flushes = 0
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
