@@ -372,6 +372,8 @@ class Sandbox:
     shm_bytes: int = 64 * MIB
     # The environment to pass on, filtered (default: this process's).
     env: Mapping[str, str] | None = None
+    # Device nodes the program may open (a GPU's /dev/nvidia*), bound as they are on the host.
+    devices: Sequence[str] = ()
 
     def command(self, argv: Sequence[str],
                 _mode: tuple[str, str, tuple[str, ...]] | None = None) -> list[str]:
@@ -396,8 +398,10 @@ class Sandbox:
                 prlimit, *self.limits.prlimit_options(), "--", *argv]
 
     def _private_mounts(self) -> list[str]:
-        """/proc, a minimal read-only /dev with a bounded /dev/shm, a bounded /tmp."""
-        return ["--proc", "/proc", "--dev", "/dev",
+        """/proc, a minimal read-only /dev (with the devices asked for) and a bounded /dev/shm,
+        a bounded /tmp."""
+        devices = [arg for device in self.devices for arg in ("--dev-bind-try", device, device)]
+        return ["--proc", "/proc", "--dev", "/dev", *devices,
                 "--size", str(self.shm_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
                 "--size", str(self.tmp_bytes), "--tmpfs", "/tmp"]
 

@@ -10,6 +10,7 @@ import sys
 
 from app.base.plaintext import clear_line, rewrite_line
 from app.cli import flags
+from app.cli.commands import bench_pytorch
 from app.cli.commands.verify import add_compiler_argument, parse_case
 from app.engine.bench.reports import BenchReport
 from app.engine.bench.runner import BenchOptions, bench_file, cases_for
@@ -63,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="measure the device's copy bandwidth again (it is cached)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap interval")
     add_compiler_argument(parser)
+    bench_pytorch.add_arguments(parser)
     flags.add_json(parser, "the report, with every sample,")
 
 
@@ -82,7 +84,7 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return "--noise is a percentage between 0 and 100"
     if args.timeout <= 0:
         return "--timeout must be positive"
-    return None
+    return bench_pytorch.usage_error(args)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
     problem = _case_problem(args.spec, options)
     if problem:
         return _print(BenchReport(Status.SPEC_ERROR, problem), args.json)
+    if args.against_pytorch:
+        return bench_pytorch.run(args, options, None if args.json else _progress)
     report = bench_file(args.spec, options, progress=None if args.json else _progress)
     if sys.stderr.isatty() and not args.json:
         clear_line(80)

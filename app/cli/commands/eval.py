@@ -2,6 +2,9 @@
 every candidate through the real verifier. Prints pass@1 and pass@K (by level and dtype),
 compile-error rate, rounds to pass, tokens and time; with --skills both or --examples both, the
 lift with a bootstrap 95% interval over tasks. Every run is appended to the local results store.
+With --kernelbench (tasks imported from KernelBench), also KernelBench's own measures:
+correctness and fast_0/fast_1/fast_2 over eager PyTorch and torch.compile, timed on the GPU
+(app.assist.evaluation.fastp, kernelbench_timing).
 """
 
 from __future__ import annotations
@@ -12,11 +15,12 @@ import os
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from app.assist.errors import AssistError
-from app.assist.evaluation import report, store
+from app.assist.evaluation import fastp, report, store
 from app.assist.evaluation.grade import (
     SWITCHES,
     EvalResult,
@@ -25,6 +29,7 @@ from app.assist.evaluation.grade import (
     arms_for,
     estimate_seconds,
 )
+from app.assist.evaluation.kernelbench_timing import is_kernelbench, measure
 from app.assist.evaluation.metrics import Summary, summarize
 from app.assist.model.batch import BatchModel, Request
 from app.assist.model.session import GenerationOptions
@@ -90,6 +95,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop after S seconds, keeping what was decided (as Stop does)")
     parser.add_argument("--no-estimate", action="store_true",
                         help="start without timing the model first")
+    parser.add_argument("--kernelbench", action="store_true",
+                        help="the tasks are imported KernelBench problems (task folders, or a "
+                             "folder of them): also report KernelBench's correctness and "
+                             "fast_0/1/2 over eager PyTorch and torch.compile (timed on a GPU)")
     add_model_arguments(parser)
     flags.add_json(parser, "the result")
 
@@ -125,6 +134,32 @@ def select_tasks(names: list[str], split: str,
         else:
             tasks.extend(suite.named([name]))
     return spread(tasks, limit), []
+
+
+def kernelbench_names(names: list[str]) -> list[str]:
+    """The task names with every folder of task folders (`tasks/` after `import kernelbench
+    ... --out tasks/`) replaced by the task folders it holds."""
+    expanded: list[str] = []
+    for name in names:
+        path = Path(name)
+        inner = sorted(p for p in path.iterdir() if (p / f"{p.name}.toml").is_file()) \
+            if path.is_dir() and not (path / f"{path.name}.toml").is_file() else []
+        expanded += [str(p) for p in inner] or [name]
+    return expanded
+
+
+def select_kernelbench(names: list[str], limit: int | None) -> list[Task]:
+    """The KernelBench tasks named; TaskError when none is named or one is not one."""
+    if not names:
+        raise TaskError("--kernelbench needs the imported tasks: name their folders (or the "
+                        "folder holding them, the --out of `kernel-studio import kernelbench`)")
+    tasks, _ = select_tasks(kernelbench_names(names), "all", limit)
+    for task in tasks:
+        if not is_kernelbench(task):
+            raise TaskError(f"{task.spec_path} is not a task imported from KernelBench (no "
+                            "problem.py beside it): leave out --kernelbench or import it with "
+                            "`kernel-studio import kernelbench`")
+    return tasks
 
 
 def _device_defaults(model: BatchModel, args: argparse.Namespace) -> tuple[int, int]:
@@ -209,6 +244,27 @@ def text_report(result: EvalResult) -> str:
     return "\n".join(lines)
 
 
+def pass_line(result: EvalResult, arm: str) -> str:
+    """pass@1 and pass@K of the arm KernelBench's measures score, for the line beside them."""
+    k = int(result.settings["k"])
+    summary = summarize(result.outcomes.get(arm, []), k)
+    def cell(value: float | None) -> str:
+        """A rate, or a dash."""
+        return "-" if value is None else f"{value:.3f}"
+
+    return (f"pass@1 {cell(summary.pass_at_1)}, pass@{k} {cell(summary.pass_at_k)} over "
+            f"{summary.tasks} tasks (every chain)")
+
+
+def kernelbench_measures(result: EvalResult, settings: EvalSettings) -> fastp.KernelBenchMeasures:
+    """KernelBench's measures of a finished run (timing skipped when it was stopped)."""
+    if result.stopped:
+        measures = measure(result, replace(settings, backend="cpu"))
+        measures.reason = "the run was stopped before its kernels were timed"
+        return measures
+    return measure(result, settings, _say)
+
+
 def _model_info(model: BatchModel) -> dict[str, Any]:
     """What the result records about the model."""
     loaded = model.report
@@ -218,14 +274,19 @@ def _model_info(model: BatchModel) -> dict[str, Any]:
             "prompt_style": model.prompt_style}
 
 
-def _finish(result: EvalResult, args: argparse.Namespace, timed_out: bool = False) -> int:
+def _finish(result: EvalResult, args: argparse.Namespace, timed_out: bool = False,
+            measures: fastp.KernelBenchMeasures | None = None) -> int:
     """Store, report and print the result; the exit code."""
     data = result.as_dict()
+    if measures is not None:
+        data["kernelbench"] = measures.as_dict()
     where = store.append_result(data)
     if args.json:
         print(json.dumps(data, indent=1))
     else:
         print(text_report(result))
+        if measures is not None:
+            print(fastp.describe(measures, pass_line(result, measures.arm)))
         print(f"stored in {where}" + (f"; report {args.report}" if args.report else ""))
     if args.report and not _write_report(args.report, report.render(data)):
         return 2
@@ -261,7 +322,8 @@ def report_problem(path: Path | None) -> str | None:
 
 def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Event) -> int:
     """Select, load, estimate, evaluate."""
-    tasks, broken = select_tasks(args.tasks, args.split, args.limit)
+    tasks, broken = (select_kernelbench(args.tasks, args.limit), []) if args.kernelbench \
+        else select_tasks(args.tasks, args.split, args.limit)
     for item in broken:
         print(f"kernel-studio eval: skipped task {item['task']}: {item['message']}",
               file=sys.stderr)
@@ -287,7 +349,8 @@ def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Eve
     if timed_out:
         result.notes.append(f"the time limit of {args.time_limit:g} s ended the run")
     result.model = _model_info(model)
-    return _finish(result, args, timed_out)
+    measures = kernelbench_measures(result, settings) if args.kernelbench else None
+    return _finish(result, args, timed_out, measures)
 
 
 def _say(message: str) -> None:
