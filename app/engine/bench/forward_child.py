@@ -252,6 +252,10 @@ class TorchTimer:
         self.end.synchronize()
         return float(self.start.elapsed_time(self.end))
 
+    def launch_split(self, variant: int) -> list[float]:
+        """A forward is timed whole: no parts (the sampler asks only under --per-launch)."""
+        return []
+
     def snapshot(self, variant: int) -> None:
         """Nothing to keep: the forward's outputs are not checked here."""
 
