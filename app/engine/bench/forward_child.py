@@ -279,8 +279,8 @@ class TorchTimer:
 
 def _device_facts(torch: Any) -> dict[str, Any]:
     """The GPU and the library versions."""
-    return {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "torch_cuda": torch.version.cuda}
+    return {"device": torch.cuda.get_device_name(0), "torch": str(torch.__version__),
+            "torch_cuda": str(torch.version.cuda)}
 
 
 def _once(torch: Any, model: Any, inputs: list[Any]) -> None:
