@@ -149,12 +149,31 @@ def create_shared(path: Path) -> io.BufferedWriter:
 
 
 def write_shared(path: Path, data: Any) -> None:
-    """create_shared, then `data` written (bytes, or an array with `tofile`)."""
-    with create_shared(path) as handle:
+    """`data` (bytes, or an array with `tofile`) as the whole content of a file in a folder a
+    sandboxed process may write too: written over in place when a plain file with no other
+    link is there (its pages are reused: a warm verify writes its buffer files this way), else
+    into a new file made by create_shared."""
+    fd = _open_plain(path)
+    with os.fdopen(fd, "wb") if fd is not None else create_shared(path) as handle:
         if hasattr(data, "tofile"):
             data.tofile(handle)
         else:
             handle.write(data)
+        handle.truncate()
+
+
+def _open_plain(path: Path) -> int | None:
+    """A file opened for writing, never through a link, when it is a plain file no other name
+    links to (a hard link made by a sandboxed process could lead elsewhere); else None."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    status = os.fstat(fd)
+    if stat.S_ISREG(status.st_mode) and status.st_nlink == 1:
+        return fd
+    os.close(fd)
+    return None
 
 
 def open_shared(path: Path) -> io.BufferedReader:

@@ -121,6 +121,7 @@ class CpuBackend(Backend):
         self.device = device
         self.threads = cpu_threads()
         self._runtime: ctypes.CDLL | None = None
+        self._arenas: memory.ArenaPool | None = None
         self._kernels: dict[str, LoadedKernel] = {}
         # A kernel that crashes the worker on purpose should not leave a core file behind.
         resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
@@ -139,6 +140,12 @@ class CpuBackend(Backend):
             self._runtime = ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
             memory.declare(self._runtime)
         return self._runtime
+
+    def arenas(self) -> memory.ArenaPool:
+        """The arenas of this worker's launches, kept between them."""
+        if self._arenas is None:
+            self._arenas = memory.ArenaPool(self.runtime())
+        return self._arenas
 
     def prepare(self, request: LaunchRequest) -> None:
         """Build (or reuse) the kernel's library and load it."""
@@ -182,7 +189,7 @@ class CpuBackend(Backend):
         values: list[ctypes._CData] = []
         for index, arg in enumerate(args):
             if isinstance(arg, BufferArg):
-                arenas.append(memory.Arena(self.runtime(), arg, index))
+                arenas.append(memory.Arena(self.arenas(), arg, index))
                 values.append(ctypes.c_uint64(arenas[-1].data_pointer))
             else:
                 values.append(_scalar_bytes(arg))

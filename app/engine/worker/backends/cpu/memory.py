@@ -25,6 +25,8 @@ from app.engine.worker.backends.base import BackendError, BufferArg
 
 GUARD_BYTES = 16 << 30
 PAGE = 4096
+# What an idle worker keeps mapped for the next launches (ArenaPool).
+POOL_BYTES = 256 << 20
 
 
 # A kernel may load and store 16-byte vectors at the data's start; an "end" placement keeps
@@ -44,16 +46,17 @@ class Arena:
     unchanged. Whatever else the pages hold ("slack", before or after `visible`) is random and
     compared after the launch."""
 
-    def __init__(self, runtime: ctypes.CDLL, arg: BufferArg, index: int) -> None:
-        """Map the arena and copy the visible part of the image in."""
-        self.runtime, self.arg, self.index = runtime, arg, index
+    def __init__(self, pool: ArenaPool, arg: BufferArg, index: int) -> None:
+        """Take an arena from the pool (or map one) and copy the visible part of the image
+        in; every byte of its pages is written, so nothing of an earlier launch is left."""
+        self.pool, self.arg, self.index = pool, arg, index
         self.first, self.last = self._visible(arg)
         size = self.last - self.first
         self.capacity = max(PAGE, -(-size // PAGE) * PAGE)
         # The runtime measures a fault from the end of `reach` bytes (its message's "past the
         # end"): the visible part, which for edges "end" and "exact" ends with the pages.
-        reach = self.capacity if self.place_at_end(arg) else size
-        address = runtime.ks_arena_map(reach, index, GUARD_BYTES)
+        self.reach = self.capacity if self.place_at_end(arg) else size
+        address = pool.take(self.reach, index)
         if not address:
             raise BackendError("device", f"cannot map memory for kernel parameter {index} "
                                f"({arg.image.nbytes} bytes)")
@@ -109,9 +112,42 @@ class Arena:
                                f"parameter {self.index} ({where})")
 
     def release(self) -> None:
-        """Unmap the arena (the view must not be used afterwards)."""
+        """Give the arena back to its pool (the view must not be used afterwards)."""
         del self.view
-        self.runtime.ks_arena_unmap(ctypes.c_void_p(self.address))
+        self.pool.give(self.reach, self.index, self.address, self.capacity)
+
+
+class ArenaPool:
+    """Arenas kept mapped between launches, by the runtime's key for them (reach, parameter
+    index): a warm re-verify reuses pages already faulted in instead of mapping and zeroing
+    fresh ones for every buffer of every run. At most `limit` bytes are kept; the runtime's
+    fault messages stay exact, since a kept arena is taken only for the same key."""
+
+    def __init__(self, runtime: ctypes.CDLL, limit: int = POOL_BYTES) -> None:
+        """An empty pool over the emulation runtime."""
+        self.runtime, self.limit = runtime, limit
+        self.kept: list[tuple[tuple[int, int], int, int]] = []  # (key, address, capacity)
+
+    def take(self, reach: int, index: int) -> int:
+        """A kept arena for this key, else a new one (0 when none can be mapped)."""
+        for position, (key, address, _) in enumerate(self.kept):
+            if key == (reach, index):
+                del self.kept[position]
+                return address
+        return int(self.runtime.ks_arena_map(reach, index, GUARD_BYTES) or 0)
+
+    def give(self, reach: int, index: int, address: int, capacity: int) -> None:
+        """Keep an arena for a later launch, unmapping the oldest beyond the limit."""
+        self.kept.append(((reach, index), address, capacity))
+        while self.kept and sum(c for _, _, c in self.kept) > self.limit:
+            _, oldest, _ = self.kept.pop(0)
+            self.runtime.ks_arena_unmap(ctypes.c_void_p(oldest))
+
+    def close(self) -> None:
+        """Unmap every kept arena."""
+        for _, address, _ in self.kept:
+            self.runtime.ks_arena_unmap(ctypes.c_void_p(address))
+        self.kept.clear()
 
 
 def visible(edge: str, total: int, offset: int) -> tuple[int, int]:
