@@ -41,13 +41,13 @@ def _args(items: tuple[protocol.Argument, ...],
     args: list[BufferArg | ScalarArg] = []
     for item in items:
         if isinstance(item, protocol.BufferItem):
-            image = shared.get(item.path) if shared is not None else None
-            if image is None and shared is None:
+            if shared is None:
                 image = _mapped(item.path)
-            elif image is None:
+            elif item.path in shared:
+                image = shared[item.path]
+            else:
                 with sandbox.open_shared(Path(item.path)) as handle:
-                    image = np.fromfile(handle, dtype=np.uint8)
-                shared[item.path] = image
+                    image = shared[item.path] = np.fromfile(handle, dtype=np.uint8)
             args.append(BufferArg(image, item.offset, item.dtype, item.upload, item.edge))
         elif isinstance(item, protocol.ScalarItem):
             args.append(ScalarArg(item.value, item.dtype))
