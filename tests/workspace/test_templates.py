@@ -32,7 +32,7 @@ TEMPLATE_DIR = ROOT / "resources" / "kernels"
 HOSTILE_DIR = ROOT / "tests" / "fixtures" / "hostile"
 
 TEMPLATES = ("vector_add", "saxpy", "reduce_sum", "softmax", "layernorm", "rmsnorm", "transpose",
-             "matmul", "scan", "histogram", "bias_gelu", "conv1d")
+             "matmul", "scan", "histogram", "bias_gelu", "conv1d", "linear_leaky_relu")
 FIXTURE_VERDICTS = {
     "skip_tail": "unwritten", "first_block_only": "unwritten", "mutate_input": "input_changed",
     "write_past_end": "guard_zone", "constant_output": "mismatch", "stale_output": "unwritten",
@@ -550,6 +550,23 @@ def test_conv1d_reference_agrees_with_numpy_convolve() -> None:
     delta[2] = 1.0
     x = normal(40)
     np.testing.assert_array_equal(run_reference("conv1d", x=x, w=delta, n=40, ksize=5)["y"], x)
+
+
+def test_linear_leaky_relu_reference_is_the_layer_written_out_per_element() -> None:
+    batch, ins, outs = 5, 23, 9
+    x, weight, bias = RNG.random((batch, ins)).astype(np.float32), normal(outs, ins), normal(outs)
+    got = run_reference("linear_leaky_relu", x=x, weight=weight, bias=bias, multiplier=2.0,
+                        negative_slope=0.1, batch=batch, in_features=ins, out_features=outs)["out"]
+    for b in range(batch):
+        for n in range(outs):
+            v = 2.0 * (math.fsum(float(x[b, k]) * float(weight[n, k]) for k in range(ins))
+                       + float(bias[n]))
+            assert got[b, n] == pytest.approx(v if v >= 0 else 0.1 * v, rel=1e-6, abs=1e-7)
+    assert (got < 0).any() and (got > 0).any()  # both sides of the activation were seen
+    # A slope of 1 and a multiplier of 1 leave the plain linear layer.
+    plain = run_reference("linear_leaky_relu", x=x, weight=weight, bias=bias, multiplier=1.0,
+                          negative_slope=1.0, batch=batch, in_features=ins, out_features=outs)
+    np.testing.assert_allclose(plain["out"], x @ weight.T + bias, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", [n for n in FIXTURE_VERDICTS
