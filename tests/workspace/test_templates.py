@@ -359,6 +359,18 @@ def test_illegal_address_fixture_stores_near_address_zero(tmp_path: Path) -> Non
     assert len(stores) == 1 and "+0x10]" in stores[0], stores
 
 
+def test_linear_leaky_relu_reads_its_stages_as_float4_and_keeps_its_tile_in_registers(
+        tmp_path: Path) -> None:
+    # The point of its layout (k-major stages padded to 68 floats): every shared-memory read is
+    # one 16-byte load, the 16 k of a stage times the 4 x 4 patch unroll into 256 multiply-adds,
+    # and the 16 accumulators never spill to local memory.
+    listing = sass(TEMPLATE_DIR / "linear_leaky_relu" / "linear_leaky_relu.cu", tmp_path)
+    reads = ops(listing, "LDS")
+    assert len(reads) >= 32 and all("LDS.128" in text for text in reads), reads
+    assert len(ops(listing, "FFMA")) >= 256
+    assert not ops(listing, "LDL") and not ops(listing, "STL")
+
+
 def kernel_parameters(source: str, entry: str) -> list[tuple[str, str, bool, bool]]:
     """(name, base C type, is pointer, is const) for each parameter of the extern "C" entry."""
     match = re.search(r'extern\s+"C"\s+__global__\s+void\s+' + entry + r"\s*\(([^)]*)\)",
