@@ -32,7 +32,7 @@ TEMPLATE_DIR = ROOT / "resources" / "kernels"
 HOSTILE_DIR = ROOT / "tests" / "fixtures" / "hostile"
 
 TEMPLATES = ("vector_add", "saxpy", "reduce_sum", "softmax", "layernorm", "rmsnorm", "transpose",
-             "matmul", "scan", "histogram", "bias_gelu", "conv1d")
+             "matmul", "scan", "histogram", "bias_gelu", "conv1d", "linear_leaky_relu")
 FIXTURE_VERDICTS = {
     "skip_tail": "unwritten", "first_block_only": "unwritten", "mutate_input": "input_changed",
     "write_past_end": "guard_zone", "constant_output": "mismatch", "stale_output": "unwritten",
@@ -359,6 +359,18 @@ def test_illegal_address_fixture_stores_near_address_zero(tmp_path: Path) -> Non
     assert len(stores) == 1 and "+0x10]" in stores[0], stores
 
 
+def test_linear_leaky_relu_reads_its_stages_as_float4_and_keeps_its_tile_in_registers(
+        tmp_path: Path) -> None:
+    # The point of its layout (k-major stages padded to 68 floats): every shared-memory read is
+    # one 16-byte load, the 16 k of a stage times the 4 x 4 patch unroll into 256 multiply-adds,
+    # and the 16 accumulators never spill to local memory.
+    listing = sass(TEMPLATE_DIR / "linear_leaky_relu" / "linear_leaky_relu.cu", tmp_path)
+    reads = ops(listing, "LDS")
+    assert len(reads) >= 32 and all("LDS.128" in text for text in reads), reads
+    assert len(ops(listing, "FFMA")) >= 256
+    assert not ops(listing, "LDL") and not ops(listing, "STL")
+
+
 def kernel_parameters(source: str, entry: str) -> list[tuple[str, str, bool, bool]]:
     """(name, base C type, is pointer, is const) for each parameter of the extern "C" entry."""
     match = re.search(r'extern\s+"C"\s+__global__\s+void\s+' + entry + r"\s*\(([^)]*)\)",
@@ -550,6 +562,23 @@ def test_conv1d_reference_agrees_with_numpy_convolve() -> None:
     delta[2] = 1.0
     x = normal(40)
     np.testing.assert_array_equal(run_reference("conv1d", x=x, w=delta, n=40, ksize=5)["y"], x)
+
+
+def test_linear_leaky_relu_reference_is_the_layer_written_out_per_element() -> None:
+    batch, ins, outs = 5, 23, 9
+    x, weight, bias = RNG.random((batch, ins)).astype(np.float32), normal(outs, ins), normal(outs)
+    got = run_reference("linear_leaky_relu", x=x, weight=weight, bias=bias, multiplier=2.0,
+                        negative_slope=0.1, batch=batch, in_features=ins, out_features=outs)["out"]
+    for b in range(batch):
+        for n in range(outs):
+            v = 2.0 * (math.fsum(float(x[b, k]) * float(weight[n, k]) for k in range(ins))
+                       + float(bias[n]))
+            assert got[b, n] == pytest.approx(v if v >= 0 else 0.1 * v, rel=1e-6, abs=1e-7)
+    assert (got < 0).any() and (got > 0).any()  # both sides of the activation were seen
+    # A slope of 1 and a multiplier of 1 leave the plain linear layer.
+    plain = run_reference("linear_leaky_relu", x=x, weight=weight, bias=bias, multiplier=1.0,
+                          negative_slope=1.0, batch=batch, in_features=ins, out_features=outs)
+    np.testing.assert_allclose(plain["out"], x @ weight.T + bias, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", [n for n in FIXTURE_VERDICTS
