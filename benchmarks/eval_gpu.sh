@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # `kernel-studio eval` on the lent GPU machine with the default model (SmolLM2-135M-Instruct).
 #
-# The model does not fit one device call: its GGUF is 98 MB and a call carries at most 64 MiB.
-# So it travels in two halves, in two calls made one right after the other (the machine stays
-# warm for 30 s after a call; /tmp survives while it is warm):
+# The model does not fit one device call: its GGUF is 98 MB and a call carries at most 64 MiB,
+# the checkout (25 MB, the default adapter included) counted. So it travels in three parts, in
+# calls made one right after the other (the machine stays warm for 30 s after a call; /tmp
+# survives while it is warm):
 #
 #   here, once:  bash benchmarks/eval_gpu.sh stage
 #   call 1:      run(command="bash benchmarks/eval_gpu.sh receive", carry=[".gpu-eval/a"])
-#   call 2:      run(command="bash benchmarks/eval_gpu.sh run", carry=[".gpu-eval/b"],
+#   call 2:      run(command="bash benchmarks/eval_gpu.sh receive", carry=[".gpu-eval/a2"])
+#   call 3:      run(command="bash benchmarks/eval_gpu.sh run", carry=[".gpu-eval/b"],
 #                    timeout_s=600)
 #
-# `run` joins and checks the halves (SHA-256), installs what the machine lacks (pycuda and its
+# `run` joins and checks the parts (SHA-256), installs what the machine lacks (pycuda and its
 # needs, bubblewrap, gguf: from .gpu-eval/b, no index), converts the GGUF into a checked model
 # folder (kernel-studio model import), then runs
 #   kernel-studio eval --split dev -k 4 --rounds 3 --skills both --quantization none
-# (extra arguments after `run` replace those flags) and writes $OUT/eval.json, $OUT/report.html
+# (extra arguments after `run` replace those flags; with KB_PROBLEMS=DIR the KernelBench problem
+# files in DIR are imported first, into /tmp/ks-gpu-eval/kb-tasks, for `--kernelbench` there) and writes $OUT/eval.json, $OUT/report.html
 # and $OUT/eval.log. A --time-limit keeps the run inside the call's 10 minutes: what was decided
 # by then is reported (the result then says so).
 set -euo pipefail
@@ -24,41 +27,50 @@ STAGE="$ROOT/.gpu-eval"
 KIT=${KIT:-/work/shared/device}
 WORK=/tmp/ks-gpu-eval
 GGUF_NAME=SmolLM2-135M-Instruct.Q4_1.gguf
-SPLIT_BYTES=$((56 * 1024 * 1024))
+SPLIT_BYTES=$((34 * 1024 * 1024))
 
 stage() {
     # Runs here: the halves, the checksum, the wheels (no bitsandbytes: the eval needs none).
     local gguf
     gguf=$(cd "$ROOT" && .venv/bin/python -c "from app.assist.model.convert import find_default_gguf; print(find_default_gguf())")
-    rm -rf "$STAGE" && mkdir -p "$STAGE/a" "$STAGE/b"
-    head -c "$SPLIT_BYTES" "$gguf" > "$STAGE/a/model.part-a"
-    tail -c +$((SPLIT_BYTES + 1)) "$gguf" > "$STAGE/b/model.part-b"
+    rm -rf "$STAGE" && mkdir -p "$STAGE/a" "$STAGE/a2" "$STAGE/b"
+    dd if="$gguf" of="$STAGE/a/model.part-a" bs="$SPLIT_BYTES" count=1 status=none
+    dd if="$gguf" of="$STAGE/a2/model.part-a2" bs="$SPLIT_BYTES" skip=1 count=1 status=none
+    dd if="$gguf" of="$STAGE/b/model.part-b" bs="$SPLIT_BYTES" skip=2 status=none
     (cd "$(dirname "$gguf")" && sha256sum "$GGUF_NAME") > "$STAGE/b/model.sha256"
     find "$KIT/wheels" -name '*.whl' ! -name 'bitsandbytes-*' -exec cp {} "$STAGE/b/" \;
     cp "$KIT"/debs/*.deb "$STAGE/b/"
     cp /opt/pypi/files/gguf-*-py3-none-any.whl "$STAGE/b/"
+    # The kit predates the codec: msgspec for the machine's Python 3.12.
+    "$ROOT/.venv/bin/pip" download -q "msgspec==$("$ROOT/.venv/bin/python" -c 'import msgspec; print(msgspec.__version__)')" \
+        --python-version 3.12 --only-binary=:all: --no-deps -d "$STAGE/b/" \
+        --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64
     grep -qx '/.gpu-eval/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.gpu-eval/' >> "$ROOT/.git/info/exclude"
-    du -sh "$STAGE/a" "$STAGE/b"
+    du -sh "$STAGE/a" "$STAGE/a2" "$STAGE/b"
     echo 'call 1: run(command="bash benchmarks/eval_gpu.sh receive", carry=[".gpu-eval/a"])'
-    echo 'call 2: run(command="bash benchmarks/eval_gpu.sh run", carry=[".gpu-eval/b"], timeout_s=600)'
+    echo 'call 2: run(command="bash benchmarks/eval_gpu.sh receive", carry=[".gpu-eval/a2"])'
+    echo 'call 3: run(command="bash benchmarks/eval_gpu.sh run", carry=[".gpu-eval/b"], timeout_s=600)'
 }
 
 receive() {
-    # Call 1, on the GPU machine: keep the first half where call 2 finds it.
+    # Calls 1 and 2, on the GPU machine: keep the part carried where the last call finds it.
     mkdir -p "$WORK"
-    cp "$STAGE/a/model.part-a" "$WORK/"
-    echo "received $(du -h "$WORK/model.part-a" | cut -f1) of the model; make call 2 now"
+    local part
+    for part in "$STAGE"/a/model.part-a "$STAGE"/a2/model.part-a2; do
+        [ -f "$part" ] && cp "$part" "$WORK/" && echo "received $(basename "$part") ($(du -h "$part" | cut -f1))"
+    done
+    ls "$WORK"/model.part-* >/dev/null 2>&1 || { echo "no part of the model was carried" >&2; exit 2; }
 }
 
 setup() {
     # Call 2: the model and the tools, in /tmp; nothing is fetched.
-    if [ ! -f "$WORK/model.part-a" ] && [ ! -f "$WORK/$GGUF_NAME" ]; then
-        echo "the first half of the model is missing: call 1 (receive) must come just before" >&2
-        exit 3
-    fi
-    if [ -f "$WORK/model.part-a" ]; then
-        cat "$WORK/model.part-a" "$STAGE/b/model.part-b" > "$WORK/$GGUF_NAME"
-        rm -f "$WORK/model.part-a"
+    if [ ! -f "$WORK/$GGUF_NAME" ]; then
+        local part
+        for part in a a2; do
+            [ -f "$WORK/model.part-$part" ] || { echo "part $part of the model is missing: the receive calls must come just before" >&2; exit 3; }
+        done
+        cat "$WORK/model.part-a" "$WORK/model.part-a2" "$STAGE/b/model.part-b" > "$WORK/$GGUF_NAME"
+        rm -f "$WORK"/model.part-*
     fi
     (cd "$WORK" && sha256sum -c "$STAGE/b/model.sha256")
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
@@ -73,12 +85,24 @@ setup() {
         python3 -m app model import "$WORK/$GGUF_NAME" --name smollm2-135m-instruct --force
 }
 
+import_problems() {
+    # KB_PROBLEMS=DIR: every KernelBench problem file in DIR imported into $WORK/kb-tasks first
+    # (then pass `--kernelbench $WORK/kb-tasks` to run); refusals are listed in the log.
+    rm -rf "$WORK/kb-tasks" && mkdir -p "$WORK/kb-tasks"
+    for problem in "$1"/*.py; do
+        python3 -m app import kernelbench "$problem" --out "$WORK/kb-tasks" >> "$2" 2>&1 ||
+            echo "refused: $problem" >> "$2"
+    done
+    echo "imported $(ls "$WORK/kb-tasks" | wc -l) of $(ls "$1"/*.py | wc -l) problems"
+}
+
 run_eval() {
     local out=${OUT:-/tmp/ks-out}
     mkdir -p "$out"
     # Not in a pipe: setup's variables must reach the eval below.
     setup > "$out/setup.log" 2>&1 || { tail -n 30 "$out/setup.log"; return 3; }
     grep -v "GGUF tensors" "$out/setup.log" | tail -n 5
+    [ -z "${KB_PROBLEMS:-}" ] || import_problems "$KB_PROBLEMS" "$out/import.log"
     local args=("$@")
     if [ ${#args[@]} -eq 0 ]; then
         args=(--split dev -k 4 --rounds 3 --skills both --time-limit 480)

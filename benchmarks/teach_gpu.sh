@@ -3,14 +3,17 @@
 # verified training data, the held-out eval of the base model, QLoRA training, the held-out eval
 # with the adapter, and the keep-only-if-it-helps judgement. What it needs does not fit one call
 # (a call carries at most 64 MiB: the model is 98 MB, bitsandbytes 43 MB), so it spans four
-# calls made one right after the other; the machine keeps /tmp while it stays warm.
+# calls made one right after the other, plus one for the model's middle part (eval_gpu.sh); the
+# machine keeps /tmp while it stays warm.
 #
 #   here, once:  bash ../shared/device/stage.sh && bash benchmarks/eval_gpu.sh stage
 #   call 1:  carry [".device-kit"]   (the wheels, bitsandbytes included)
 #            source .device-kit/setup.sh && bash benchmarks/teach_gpu.sh data
-#   call 2:  carry [".gpu-eval/a"]   (the model's first half)
+#   call 2:  carry [".gpu-eval/a"]   (the model's first part)
 #            bash benchmarks/teach_gpu.sh checks      (the GPU tests meanwhile)
-#   call 3:  carry [".gpu-eval/b"]   (the second half)
+#   call 2b: carry [".gpu-eval/a2"]  (its middle part)
+#            bash benchmarks/eval_gpu.sh receive
+#   call 3:  carry [".gpu-eval/b"]   (the last part)
 #            bash benchmarks/teach_gpu.sh train
 #   call 4:  no carry
 #            bash benchmarks/teach_gpu.sh judge
