@@ -126,11 +126,13 @@ def resolve_adapter(model_folder: Path, requested: str | None) -> str | None:
     return None if requested == NONE else requested
 
 
-def install_shipped(model_folder: Path, force: bool = False) -> list[str]:
-    """Copy the adapters shipped for this model (resources/adapters/<model folder name>/) into
-    its adapters/ folder, each checked against its own manifest before it is moved into place;
-    an adapter already there stays unless `force`. The names installed."""
-    source_root = RESOURCES / ADAPTERS_DIR / model_folder.name
+def install_shipped(model_folder: Path, force: bool = False,
+                    shipped_for: str | None = None) -> list[str]:
+    """Copy the adapters shipped for this model (resources/adapters/<shipped_for, by default the
+    model folder's name>/) into its adapters/ folder, each checked against its own manifest
+    before it is moved into place; an adapter already there stays unless `force`. The names
+    installed."""
+    source_root = RESOURCES / ADAPTERS_DIR / (shipped_for or model_folder.name)
     sources = sorted(p for p in source_root.iterdir() if p.is_dir()) if source_root.is_dir() \
         else []
     installed = []

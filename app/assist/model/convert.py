@@ -14,7 +14,13 @@ from typing import Any
 
 from app.assist.errors import AssistError, ModelMissing, ModelRefused
 from app.assist.model.adapters import install_shipped
-from app.assist.model.manifest import MANIFEST_NAME, Progress, sha256_file, write_manifest
+from app.assist.model.manifest import (
+    MANIFEST_NAME,
+    Progress,
+    read_manifest,
+    sha256_file,
+    write_manifest,
+)
 from app.assist.model.modelfiles import check_gguf, check_links, check_weights
 from app.assist.model.safety import check_contents
 from app.base.paths import models_dir
@@ -202,7 +208,13 @@ def import_model(source: Path, name: str | None = None, force: bool = False,
     """Bring a GGUF file or a model folder into models_dir() under `name`."""
     if source.is_file():
         target = models_dir() / model_name(name or source.stem)
-        return convert_gguf(source, target, force=force, progress=progress)
+        folder = convert_gguf(source, target, force=force, progress=progress)
+        # The packaged model imported by hand (a GPU machine without the wheel, another name)
+        # gets the adapters shipped for it, as `make model` gives them: else it would answer
+        # as the untaught base model, with nothing saying so.
+        if read_manifest(folder).get("source", {}).get("sha256") == DEFAULT_GGUF_SHA256:
+            install_shipped(folder, force, DEFAULT_MODEL_NAME)
+        return folder
     if source.is_dir():
         target = models_dir() / model_name(name or source.name)
         return import_folder(source, target, force, progress)

