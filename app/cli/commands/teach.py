@@ -189,7 +189,8 @@ def _report(summary: Summary, out: Path, as_json: bool) -> None:
           f"({families}); dropped {summary.failed_verify} that failed verification and "
           f"{summary.weak_spec} with a weak spec and {summary.not_canonical} whose kernel cannot "
           f"start as a proposal's answer does; refused {summary.refused_heldout} that showed "
-          "a held-out task", file=sys.stderr)
+          f"a held-out task or a KernelBench problem ({summary.refused_kernelbench} "
+          "KernelBench)", file=sys.stderr)
     for source, counts in sorted(summary.sources.items()):
         print(f"  {source}: " + ", ".join(f"{what} {counts[what]}" for what in
                                          ("tried", "written", "dropped", "refused", "unreadable")
