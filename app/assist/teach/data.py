@@ -137,9 +137,11 @@ def record(candidate: Candidate) -> dict[str, Any]:
     """The JSON line of an example that passed."""
     spec_text = str(candidate.extra.get("spec_text", "")) or candidate.spec_text()
     files = {"spec": spec_text, "kernel": candidate.kernel, "reference": candidate.reference}
-    return {"family": candidate.family, "level": candidate.level, "entry": candidate.entry,
+    line = {"family": candidate.family, "level": candidate.level, "entry": candidate.entry,
             "description": candidate.description, **files,
             "sha256": {name: sha256_text(text) for name, text in files.items()}}
+    traits = candidate.extra.get("traits")
+    return {**line, "traits": traits} if isinstance(traits, dict) else line
 
 
 def append_line(path: Path, data: dict[str, Any]) -> None:
