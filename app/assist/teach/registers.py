@@ -17,8 +17,9 @@ from app.assist.teach.candidate import Arg
 from app.assist.teach.ops import Op
 
 REGISTERS = ("project", "pytorch", "docstring", "terse")
-# How often each register is drawn (the project's own stays common: the suite speaks it).
-REGISTER_WEIGHTS = (3, 3, 2, 2)
+# How often each register is drawn: PyTorch's most (what users paste, and what the adapter
+# knew least), the project's own next (the suite speaks it).
+REGISTER_WEIGHTS = (3, 4, 2, 2)
 SHORT_DTYPES = {"float32": ("f32", "fp32", "float"), "float16": ("f16", "fp16", "half"),
                 "bfloat16": ("bf16", "bfloat16"), "int32": ("i32", "int32", "int")}
 INDEX_LETTERS = ("i", "j", "k")

@@ -36,6 +36,7 @@ from app.assist.teach.data import (
 )
 from app.assist.teach.generate import FAMILIES, candidates
 from app.assist.teach.guard import Guard
+from app.assist.teach import stats
 from app.assist.teach.judge import apply, check_runs, discard_folder, judge, read_result
 from app.assist.teach.recipe import train_adapter
 from app.assist.teach.sources import (
@@ -82,6 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     flags.add_backend(data, "where kernels are verified (auto: the best there is)")
     flags.add_json(data, "the summary")
     _source_arguments(sub)
+    _stats_arguments(sub.add_parser("stats", help="count a training set's examples by register, "
+                                    "shape, dtype, launch and family"))
     _train_arguments(sub.add_parser("train", help="train a LoRA adapter on a training set"))
     listing = sub.add_parser("adapters", help="list a model's LoRA adapters, each checked")
     listing.add_argument("--model", metavar="PATH",
@@ -108,6 +111,43 @@ def _source_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     listing = sub.add_parser("sources", help="list the folders teach data may learn from and "
                              "the proposals kept")
     flags.add_json(listing, "the list")
+
+
+def _stats_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `teach stats`."""
+    parser.add_argument("--data", type=Path, default=None,
+                        help="a train.jsonl of teach data (default: the data folder's "
+                             "teach/data/train.jsonl)")
+    parser.add_argument("--generated", type=int, default=0, metavar="N",
+                        help="count N of the generator's candidates instead (nothing is "
+                             "verified: the mix a run of teach data tries)")
+    parser.add_argument("--seed", type=int, default=0, help="the generator's seed (default 0)")
+    parser.add_argument("--family", action="append", choices=sorted(FAMILIES), default=None,
+                        help="with --generated: only these families")
+    flags.add_json(parser, "the tables")
+
+
+def _stats(args: argparse.Namespace) -> int:
+    """Count what a training set (or the generator) covers."""
+    if args.generated > 0:
+        lines = stats.candidate_lines(itertools.islice(candidates(args.seed, args.family),
+                                                       args.generated))
+        what = f"{args.generated} generated candidates (seed {args.seed}, not verified)"
+    else:
+        path = args.data or data_dir() / "teach" / "data" / DATA_NAME
+        try:
+            lines = stats.read_lines(path)
+        except (OSError, ValueError) as error:
+            print(f"kernel-studio teach stats: cannot read {path}: {error}; make it with "
+                  "kernel-studio teach data, or give --data", file=sys.stderr)
+            return 2
+        what = f"{len(lines)} examples in {path}"
+    tables = stats.count(lines)
+    if args.json:
+        print(json.dumps({"of": what, **{k: dict(v) for k, v in tables.items()}}, indent=1))
+    else:
+        print(f"{what}\n{stats.render(tables)}")
+    return 0
 
 
 def _train_arguments(parser: argparse.ArgumentParser) -> None:
@@ -342,5 +382,6 @@ def _adapters(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run the chosen step."""
     steps = {"adapters": _adapters, "train": _train, "data": _data, "judge": _judge,
-             "allow": _allow, "disallow": _disallow, "sources": _list_sources}
+             "allow": _allow, "disallow": _disallow, "sources": _list_sources,
+             "stats": _stats}
     return steps[args.teach_command](args)
