@@ -1,10 +1,11 @@
 """Keeping KernelBench out of training data, so that it stays a fair measure (issue 27).
 
-A KernelBench problem is known here by a fingerprint of our own making (kernelbench_prints.json,
-built once from a snapshot by `python -m app.assist.teach.kbprints`; the snapshot is not needed
-at run time): its level and file stem, the operations its forward computes (calls, layers and
-operators, counted, with aliases such as F.relu / torch.relu / x.relu() and torch.mul / `*` made
-one) and the content words of its docstring.
+A KernelBench problem is known here by a fingerprint of our own making (kbdata.py, built once
+from a snapshot by `python -m app.assist.teach.kbprints`; the snapshot is not needed at run
+time, and a module ships in the wheel as any code does): its level and file stem, the
+operations its forward computes (calls, layers and operators, counted, with aliases such as
+F.relu / torch.relu / x.relu() and torch.mul / `*` made one) and the content words of its
+docstring.
 
 A candidate is refused when it names a problem (`19_ReLU`, `kb_19_relu`), is an imported problem
 (a [task] tagged kernelbench, a description that says KernelBench, a problem.py beside its spec),
@@ -23,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-PRINTS = Path(__file__).with_name("kernelbench_prints.json")
+PRINTS = Path(__file__).with_name("kbdata.py")
 # Docstrings sharing at least this share of a problem's content words are near copies.
 NEAR_WORDS = 0.8
 MIN_DOC_WORDS = 4
@@ -145,9 +146,13 @@ def _sentences(text: str) -> list[str]:
     return [s for s in re.split(r"(?<=[.!?])\s+|\n|\"\"\"", text) if s.strip()]
 
 
-def load_prints(path: Path = PRINTS) -> tuple[Print, ...]:
-    """The fingerprints shipped with the app."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+def load_prints(text: str | None = None) -> tuple[Print, ...]:
+    """The fingerprints shipped with the app (or those of a kbdata text)."""
+    if text is None:
+        from app.assist.teach import kbdata
+
+        text = kbdata.TEXT
+    data = json.loads(text)
     return tuple(Print(int(p["level"]), str(p["stem"]), tuple(sorted(p["ops"].items())),
                        tuple(p["doc_words"])) for p in data["problems"])
 

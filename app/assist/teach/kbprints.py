@@ -20,6 +20,8 @@ from app.assist.teach.kbguard import PRINTS, Print, canonical, content_words, op
 from app.base.fsutil import atomic_write_text
 
 LEVELS = (1, 2, 3)
+MODULE_DOC = ("Fingerprints of KernelBench levels 1-3, made by python -m app.assist.teach.kbprints "
+              "(do not edit;\nsee app/assist/teach/kbguard.py).")
 
 
 def _layers(model: ast.ClassDef) -> dict[str, str]:
@@ -77,12 +79,15 @@ def build(root: Path, out: Path = PRINTS) -> int:
     """Write the fingerprints of every problem under root; how many."""
     prints = [p for p in (print_of(s, level, stem) for level, stem, s in problem_files(root))
               if p is not None]
-    data = {"format": 1, "about": "fingerprints of KernelBench levels 1-3 (level, stem, the "
-            "operations its forward computes, its docstring's content words), made by "
-            "python -m app.assist.teach.kbprints; see app/assist/teach/kbguard.py",
-            "problems": [p.as_dict() for p in prints]}
-    atomic_write_text(out, json.dumps(data, indent=0, sort_keys=True) + "\n")
+    rows = ",\n".join(json.dumps(p.as_dict(), sort_keys=True) for p in prints)
+    atomic_write_text(out, module_text(f'{{"format": 1, "problems": [\n{rows}\n]}}'))
     return len(prints)
+
+
+def module_text(data: str) -> str:
+    """kbdata.py: the fingerprints' JSON as a string (names and words only: no quotes or
+    backslashes), so that they ship with the code."""
+    return (f'"""{MODULE_DOC}"""\n\n# ruff: noqa: E501\n\nTEXT = r\'\'\'\n{data}\n\'\'\'\n')
 
 
 def main(argv: list[str]) -> int:

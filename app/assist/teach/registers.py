@@ -138,10 +138,11 @@ def pytorch(rng: random.Random, told: Told) -> str:
     inputs = ", ".join(_tensor_words(told, n, i == 0) for i, n in enumerate(told.ins))
     output = f"{told.out} ({told.dst}, shape {_shape_words(told)})"
     if rng.random() < 0.5:
-        text = (f"{rng.choice(('Compute', 'Evaluate', 'Implement'))} what the PyTorch expression "
-                f"`{expression}` gives for the inputs {inputs}, into {output}; "
-                f"{'tensors are row-major' if told.pitch else 'every tensor is contiguous and row-major'}"
-                ", and the sizes are int32 arguments.")
+        layout = "tensors are row-major" if told.pitch else \
+            "every tensor is contiguous and row-major"
+        verb = rng.choice(("Compute", "Evaluate", "Implement"))
+        text = (f"{verb} what the PyTorch expression `{expression}` gives for the inputs "
+                f"{inputs}, into {output}; {layout}, and the sizes are int32 arguments.")
     else:
         params = ", ".join(told.ins)
         made = rng.choice(("torch.randn", "torch.rand"))

@@ -24,6 +24,7 @@ from app.assist.model.adapters import list_adapters
 from app.assist.model.convert import resolve_model
 from app.assist.model.session import cpu_threads
 from app.assist.tasks.suite import TaskError, load_suite
+from app.assist.teach import stats
 from app.assist.teach.candidate import Candidate
 from app.assist.teach.data import (
     DATA_NAME,
@@ -36,7 +37,6 @@ from app.assist.teach.data import (
 )
 from app.assist.teach.generate import FAMILIES, candidates
 from app.assist.teach.guard import Guard
-from app.assist.teach import stats
 from app.assist.teach.judge import apply, check_runs, discard_folder, judge, read_result
 from app.assist.teach.recipe import train_adapter
 from app.assist.teach.sources import (

@@ -92,7 +92,8 @@ def test_a_task_imported_from_a_kernelbench_problem_is_refused(tmp_path: Path,
     # 25_Swish written with a method call
     "def forward(self, v): return v * v.sigmoid()  # v: (batch, features), float32",
     # 23_Softmax along the last dim in a code block
-    "```python\nclass M(nn.Module):\n    def forward(self, t):\n        return t.softmax(dim=-1)\n```",
+    "```python\nclass M(nn.Module):\n    def forward(self, t):\n"
+    "        return t.softmax(dim=-1)\n```",
     # 100_HingeLoss's docstring, nearly
     "A model that computes Hinge Loss for binary classification tasks, in float32.",
     # the name of an imported problem
