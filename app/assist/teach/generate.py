@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from app.assist.teach import exprs, maps, reduce, shaped
+from app.assist.teach import dimreduce, exprs, maps, reduce, shaped
 from app.assist.teach.candidate import Candidate
 
 Family = Callable[[random.Random, str], Candidate]
@@ -26,12 +26,14 @@ FAMILIES: dict[str, Family] = {
     "transpose": reduce.transpose,
     "shaped_map": shaped.shaped_map,
     "strided_map": shaped.strided_map,
+    "dim_reduce": dimreduce.dim_reduce,
 }
 
 # Formulas are the widest family (any expression, scalars, capped grids), and the shaped maps
 # the one that speaks every register over 1-D to 3-D tensors (issue 27): they come this many
 # times per turn of the others.
-WEIGHTS = {"formula": 3, "matrix_formula": 2, "shaped_map": 4, "strided_map": 2}
+WEIGHTS = {"formula": 3, "matrix_formula": 2, "shaped_map": 4, "strided_map": 2,
+           "dim_reduce": 2}
 
 
 def candidates(seed: int, families: list[str] | None = None) -> Iterator[Candidate]:

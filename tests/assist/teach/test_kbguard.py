@@ -15,6 +15,7 @@ from app.assist.tasks.kernelbench_folder import import_problem
 from app.assist.tasks.suite import load_suite
 from app.assist.teach import kbprints
 from app.assist.teach.data import build
+from app.assist.teach.dimreduce import REDUCTIONS
 from app.assist.teach.guard import Guard
 from app.assist.teach.kbguard import PRINTS, KernelBenchGuard, expressions_in, load_prints
 from app.assist.teach.ops import FLOAT_OPS, INT_OPS
@@ -124,13 +125,17 @@ def test_a_distinct_task_in_the_pytorch_register_is_kept_and_verifies(tmp_path: 
 
 
 def test_operations_taught_outside_the_pytorch_register_are_exactly_kernelbench_ones() -> None:
-    """ops.Op.kernelbench says which operations' PyTorch forms the guard would refuse; the
-    generator relies on it to keep those forms out."""
+    """ops.Op.kernelbench (and dimreduce.Reduction.kernelbench) say which operations' PyTorch
+    forms the guard would refuse; the generator relies on them to keep those forms out."""
     kernelbench = KernelBenchGuard.shipped()
     for op in FLOAT_OPS + INT_OPS:
         for form in op.torch:
             text = f"`{form.format(a='x', b='y', s='alpha')}`"
             assert bool(kernelbench.refuse("k", text)) == op.kernelbench, (op.tag, form)
+    for reduction in REDUCTIONS:
+        for keep in ("", ", keepdim=True"):
+            text = f"`{reduction.torch.format(x='x', d=1, k=keep)}`"
+            assert bool(kernelbench.refuse("k", text)) == reduction.kernelbench, reduction.tag
 
 
 def test_expressions_are_found_in_spans_returns_and_code_blocks() -> None:

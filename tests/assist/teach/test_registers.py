@@ -2,10 +2,12 @@
 the CPU backend (a sample: a tensor of two or three dims and a strided one per register, with
 capped grids, 16-bit types and scalars among them); an N-D kernel bounds its flat index by the
 product of the dims, and the spec catches the kernel that stops at the first dim; `teach stats`
-counts what a set or the generator covers."""
+counts what a set or the generator covers; reductions over any dim of a 2-D or 3-D tensor
+verify, and the kernel that reads the wrong stride fails."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Iterator
@@ -17,6 +19,7 @@ import pytest
 from app.assist.tasks.suite import load_suite
 from app.assist.teach.candidate import Candidate
 from app.assist.teach.data import DATA_NAME, build
+from app.assist.teach.dimreduce import dim_reduce
 from app.assist.teach.guard import Guard
 from app.assist.teach.registers import REGISTERS
 from app.assist.teach.shaped import shaped_map, strided_map
@@ -108,3 +111,27 @@ def test_teach_stats_says_what_to_do_without_data(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["teach", "stats", "--data", str(tmp_path / "none.jsonl")]) == 2
     assert "make it with kernel-studio teach data" in capsys.readouterr().err
+
+
+def _reductions(seed: int) -> Iterator[Candidate]:
+    """dim_reduce candidates, endlessly."""
+    rng = random.Random(seed)
+    for number in itertools.count():
+        yield dim_reduce(rng, f"d{number}")
+
+
+def test_reductions_over_a_dim_verify_and_reading_the_wrong_stride_fails(
+        tmp_path: Path, guard: Guard) -> None:
+    middle = next(c for c in _reductions(2) if "int lead = i / " in c.kernel)
+    pytorch = next(c for c in _reductions(3) if c.extra["traits"]["register"] == "pytorch")
+    size, x = middle.args[0].shape, middle.args[0].name
+    axis = next(k for k, d in enumerate(size) if f"j < {d};" in middle.kernel)
+    # The mistake of a kernel that reduces the last dim whatever it was asked: x[i * R + j].
+    start = middle.kernel.index(f"{x}[(lead")
+    wrong = middle.kernel[:start] + f"{x}[i * {size[axis]} + j]" + middle.kernel[
+        middle.kernel.index("]", start) + 1:]
+    summary = build(tmp_path, 2, iter([middle, pytorch]), guard, lambda _line: None)
+    assert summary.written == 2, summary.dropped
+    summary = build(tmp_path / "wrong", 1, iter([replace(middle, kernel=wrong)]), guard,
+                    lambda _line: None)
+    assert (summary.written, summary.failed_verify) == (0, 1)
