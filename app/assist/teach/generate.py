@@ -32,8 +32,8 @@ FAMILIES: dict[str, Family] = {
 # Formulas are the widest family (any expression, scalars, capped grids), and the shaped maps
 # the one that speaks every register over 1-D to 3-D tensors (issue 27): they come this many
 # times per turn of the others.
-WEIGHTS = {"formula": 3, "matrix_formula": 2, "shaped_map": 4, "strided_map": 2,
-           "dim_reduce": 2}
+WEIGHTS = {"formula": 3, "matrix_formula": 2, "shaped_map": 6, "strided_map": 3,
+           "dim_reduce": 3}
 
 
 def candidates(seed: int, families: list[str] | None = None) -> Iterator[Candidate]:

@@ -20,6 +20,8 @@ from app.assist.teach.candidate import Candidate
 from app.spec.limits import loads_bounded
 
 AXES = ("register", "shape", "dtype", "launch", "scalar", "family")
+# Launch words: a grid of one dim, of two (a block row per outer index), or capped (a loop).
+LAUNCHES = {"flat": "1-D grid", "rows": "2-D grid", "capped": "capped grid"}
 
 
 def _spec_traits(spec_text: str) -> dict[str, Any]:
@@ -48,6 +50,7 @@ def traits_of(line: dict[str, Any]) -> dict[str, str]:
         "register": "project", **_spec_traits(str(line.get("spec", "")))}
     if found.get("capped"):
         found["launch"] = "capped"
+    found["launch"] = LAUNCHES.get(str(found.get("launch")), str(found.get("launch")))
     return {"register": str(found.get("register", "project")),
             "shape": str(found.get("shape", "?")), "dtype": str(found.get("dtype", "?")),
             "launch": str(found.get("launch", "flat")),
