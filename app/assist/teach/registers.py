@@ -149,6 +149,9 @@ def pytorch(rng: random.Random, told: Told) -> str:
         text = (f"forward(self, {params}) returns `{expression}`, where each input is "
                 f"{made}({', '.join((told.dims[0], told.pitch) if told.pitch else told.dims)})"
                 f" ({told.src}); write the result to {output}.")
+    if rng.random() < 0.5:  # a problem often opens with what its model does, in a sentence
+        words = told.fill(told.op.words, told.ins)
+        text = f"{words[0].upper()}{words[1:]}, elementwise. {text}"
     if told.pitch:
         text += f" {told.ins[0]}'s rows are {told.pitch} elements long; only the first " \
                 f"{told.dims[-1]} are used."
