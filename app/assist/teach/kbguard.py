@@ -119,7 +119,7 @@ def _parse_prefix(text: str) -> ast.AST | None:
     return None
 
 
-def _parse_block(text: str) -> ast.AST | None:
+def _parse_block(text: str) -> ast.Module | None:
     """A code block as Python (statements), or None."""
     try:
         return ast.parse(text)
@@ -127,13 +127,51 @@ def _parse_block(text: str) -> ast.AST | None:
         return None
 
 
+def layers_of(model: ast.ClassDef) -> dict[str, str]:
+    """self.name = nn.Layer(...) in a class's methods: name -> the layer's operation."""
+    layers = {}
+    for node in ast.walk(model):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            layer = func.attr if isinstance(func, ast.Attribute) else ""
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and layer:
+                    layers[target.attr] = canonical(layer)
+    return layers
+
+
+def model_forward(tree: ast.Module, name: str | None = None
+                  ) -> tuple[ast.ClassDef, ast.FunctionDef] | None:
+    """The class (named `name`, or the first one) that has a forward method, and that method."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and name in (None, node.name):
+            forward = next((n for n in node.body if isinstance(n, ast.FunctionDef)
+                            and n.name == "forward"), None)
+            if forward is not None:
+                return node, forward
+    return None
+
+
+def block_ops(tree: ast.Module, name: str | None = None) -> Counter[str]:
+    """What a block computes: the forward of its module class (named `name`, or the first),
+    its self.layer calls read as the layers its methods built (self.conv(x) is conv2d); or
+    else every statement."""
+    found = model_forward(tree, name)
+    if found is None:
+        return ops_of(tree)
+    model, forward = found
+    return ops_of(ast.Module(body=forward.body, type_ignores=[]), layers_of(model))
+
+
 def expressions_in(text: str) -> list[Counter[str]]:
     """The operations of every piece of Python a description carries: code fences, `spans`
     and `return ...` statements; pieces that compute nothing are left out."""
-    trees = [_parse_block(block) for block in _FENCE.findall(text)]
-    trees += [_parse_prefix(span) for span in _BACKTICKS.findall(_FENCE.sub(" ", text))]
-    trees += [_parse_prefix(tail) for tail in _RETURN.findall(text)]
-    return [ops for ops in (ops_of(t) for t in trees if t is not None) if ops]
+    blocks = [_parse_block(block) for block in _FENCE.findall(text)]
+    found = [block_ops(tree) for tree in blocks if tree is not None]
+    spans = [_parse_prefix(span) for span in _BACKTICKS.findall(_FENCE.sub(" ", text))]
+    spans += [_parse_prefix(tail) for tail in _RETURN.findall(text)]
+    found += [ops_of(tree) for tree in spans if tree is not None]
+    return [ops for ops in found if ops]
 
 
 def content_words(text: str) -> set[str]:
@@ -203,12 +241,17 @@ class KernelBenchGuard:
         return ""
 
     def _copies_doc(self, description: str) -> str:
-        """A sentence that holds (nearly) all of a problem docstring's content words."""
-        for sentence in _sentences(description):
-            words = content_words(sentence)
-            for found in self.prints:
-                doc = set(found.doc_words)
-                if len(doc) >= MIN_DOC_WORDS and len(doc & words) >= NEAR_WORDS * len(doc) \
-                        and len(words) <= 2 * len(doc):
-                    return f"copies the docstring of the KernelBench problem {found.stem}"
+        """A sentence, or the whole description (a docstring of several sentences), that holds
+        (nearly) all of a problem docstring's content words and not many more."""
+        pieces = [content_words(s) for s in _sentences(description)]
+        pieces.append(content_words(description))
+        for found in self.prints:
+            doc = set(found.doc_words)
+            if len(doc) >= MIN_DOC_WORDS and any(_near(doc, words) for words in pieces):
+                return f"copies the docstring of the KernelBench problem {found.stem}"
         return ""
+
+
+def _near(doc: set[str], words: set[str]) -> bool:
+    """Whether words hold nearly all of a docstring's and are not more than twice as many."""
+    return len(doc & words) >= NEAR_WORDS * len(doc) and len(words) <= 2 * len(doc)

@@ -1,5 +1,5 @@
-"""Building kernelbench_prints.json, the fingerprints app.assist.teach.kbguard refuses, from a
-KernelBench snapshot (run once, by whoever updates them; the app never needs the snapshot):
+"""Building kbdata.py, the fingerprints app.assist.teach.kbguard refuses, from a KernelBench
+snapshot (run once, by whoever updates them; the app never needs the snapshot):
 
     python -m app.assist.teach.kbprints /work/.mirror/ScalingIntelligence+KernelBench/repo
 
@@ -16,25 +16,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.assist.teach.kbguard import PRINTS, Print, canonical, content_words, ops_of
+from app.assist.teach.kbguard import PRINTS, Print, block_ops, content_words, model_forward
 from app.base.fsutil import atomic_write_text
 
 LEVELS = (1, 2, 3)
 MODULE_DOC = ("Fingerprints of KernelBench levels 1-3, made by python -m app.assist.teach.kbprints "
               "(do not edit;\nsee app/assist/teach/kbguard.py).")
-
-
-def _layers(model: ast.ClassDef) -> dict[str, str]:
-    """self.name = nn.Layer(...) in the Model's methods: name -> the layer's operation."""
-    layers = {}
-    for node in ast.walk(model):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            func = node.value.func
-            layer = func.attr if isinstance(func, ast.Attribute) else ""
-            for target in node.targets:
-                if isinstance(target, ast.Attribute) and layer:
-                    layers[target.attr] = canonical(layer)
-    return layers
 
 
 def print_of(source: str, level: int, stem: str) -> Print | None:
@@ -43,14 +30,13 @@ def print_of(source: str, level: int, stem: str) -> Print | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
-    forward = next((n for n in model.body if isinstance(n, ast.FunctionDef)
-                    and n.name == "forward"), None) if model else None
-    if model is None or forward is None:
+    found = model_forward(tree, "Model")
+    if found is None:
         return None
-    ops = ops_of(ast.Module(body=forward.body, type_ignores=[]), _layers(model))
+    model, _forward = found
     doc = (ast.get_docstring(model) or "").split("\n\n")[0]
-    return Print(level, stem, tuple(sorted(ops.items())), tuple(sorted(content_words(doc))))
+    return Print(level, stem, tuple(sorted(block_ops(tree, "Model").items())),
+                 tuple(sorted(content_words(doc))))
 
 
 def _git(git_dir: Path, *args: str) -> str:

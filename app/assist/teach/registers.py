@@ -56,7 +56,7 @@ class Told:
 
 
 def _shape_words(told: Told) -> str:
-    """'batch_size x dim' (the input's, with its pitch for a strided one)."""
+    """'batch_size x dim': the logical shape (a strided input's pitch is told apart)."""
     return " x ".join(told.dims)
 
 

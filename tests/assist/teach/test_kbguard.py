@@ -22,7 +22,10 @@ from app.assist.teach.ops import FLOAT_OPS, INT_OPS
 from app.assist.teach.shaped import shaped_map
 from app.assist.teach.sources import allowed_candidates
 
-SNAPSHOT = Path("/work/.mirror/ScalingIntelligence+KernelBench/repo")
+# A KernelBench checkout or bare git directory, where this machine has one.
+SNAPSHOT = next((p for p in (Path("/work/kernelbench"),
+                             Path("/work/.mirror/ScalingIntelligence+KernelBench/repo"))
+                 if (p / "KernelBench").is_dir() or (p / "HEAD").is_file()), Path("/nonexistent"))
 
 # A problem in KernelBench's format, in our own words: a ReLU over batch_size x dim.
 RELU_PROBLEM = textwrap.dedent('''
@@ -95,6 +98,11 @@ def test_a_task_imported_from_a_kernelbench_problem_is_refused(tmp_path: Path,
     # 23_Softmax along the last dim in a code block
     "```python\nclass M(nn.Module):\n    def forward(self, t):\n"
     "        return t.softmax(dim=-1)\n```",
+    # 1_Conv2D_ReLU_BiasAdd as a whole module of our own: its layer read from __init__
+    "Make this fast:\n```python\nclass Net(nn.Module):\n    def __init__(self, cin, cout, k):\n"
+    "        super().__init__()\n        self.c = nn.Conv2d(cin, cout, k)\n"
+    "        self.b = nn.Parameter(torch.zeros(cout, 1, 1))\n"
+    "    def forward(self, t):\n        return F.relu(self.c(t)) + self.b\n```",
     # 100_HingeLoss's docstring, nearly
     "A model that computes Hinge Loss for binary classification tasks, in float32.",
     # the name of an imported problem
