@@ -1,13 +1,14 @@
-"""`kernel-studio teach data|allow|disallow|sources|train|judge|adapters`. `data` builds a training
-set for the local model only from kernels that pass verification on specs that pass spec-check
-(the templates, the specs in folders the user allowed with `teach allow DIR`, the proposals the
-assistant kept, then a generator of level-1 and level-2 kernels), with held-out tasks and near
+"""`kernel-studio teach data|allow|disallow|sources|stats|train|rl|judge|adapters`. `data` builds a
+training set for the local model only from kernels that pass verification on specs that pass spec-
+check (the templates, the specs in folders the user allowed with `teach allow DIR`, the proposals
+the assistant kept, then a generator of level-1 and level-2 kernels), with held-out tasks and near
 copies of them refused. Exit 0 written, 2 bad usage, 3 nothing could be written, 130 cancelled
 (what was written is kept, whole). `allow`/`disallow` add or remove a folder of the user's as a
 source; `sources` lists them. `train` makes a LoRA adapter from such a set (float32 on the CPU,
-QLoRA over the NF4 model on a GPU); Ctrl+C keeps a checkpoint that --resume continues. `judge`
-keeps an adapter only when held-out evals before and after it show a lift. `adapters` lists the
-adapters of a model, each checked against its manifest."""
+QLoRA over the NF4 model on a GPU); Ctrl+C keeps a checkpoint that --resume continues. `rl` goes on
+from a taught adapter by GRPO with the verifier's reward (teach_rl.py). `judge` keeps an adapter
+only when held-out evals before and after it show a lift. `adapters` lists the adapters of a model,
+each checked against its manifest."""
 
 from __future__ import annotations
 
@@ -37,7 +38,14 @@ from app.assist.teach.data import (
 )
 from app.assist.teach.generate import FAMILIES, candidates
 from app.assist.teach.guard import Guard
-from app.assist.teach.judge import apply, check_runs, discard_folder, judge, read_result
+from app.assist.teach.judge import (
+    apply,
+    check_runs,
+    discard_folder,
+    judge,
+    read_result,
+    started_from,
+)
 from app.assist.teach.recipe import train_adapter
 from app.assist.teach.sources import (
     SourcesError,
@@ -53,6 +61,7 @@ from app.assist.teach.train import Settings
 from app.base.paths import data_dir
 from app.cli import flags
 from app.cli.assistant import positive
+from app.cli.commands import teach_rl
 
 DEFAULT_COUNT = 200
 # Drops named on the terminal (summary.json names them all); the generator's are counted only.
@@ -86,6 +95,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _stats_arguments(sub.add_parser("stats", help="count a training set's examples by register, "
                                     "shape, dtype, launch and family"))
     _train_arguments(sub.add_parser("train", help="train a LoRA adapter on a training set"))
+    teach_rl.add_arguments(sub.add_parser("rl", help="reinforce a taught adapter by GRPO, "
+                                          "rewarded by the verifier"))
     listing = sub.add_parser("adapters", help="list a model's LoRA adapters, each checked")
     listing.add_argument("--model", metavar="PATH",
                          help="a model folder or name (default: the prepared default model)")
@@ -343,9 +354,10 @@ def _judge(args: argparse.Namespace) -> int:
     discarded, 2 bad input."""
     try:
         before, after = read_result(args.before), read_result(args.after)
-        check_runs(before, after, args.adapter)
+        model = resolve_model(args.model)
+        check_runs(before, after, args.adapter, started_from(model, args.adapter))
         verdict = judge(before, after)
-        written = apply(resolve_model(args.model), args.adapter, verdict,
+        written = apply(model, args.adapter, verdict,
                         discard_folder(data_dir()))
     except AssistError as error:
         print(f"kernel-studio teach judge: {error}", file=sys.stderr)
@@ -383,5 +395,5 @@ def run(args: argparse.Namespace) -> int:
     """Run the chosen step."""
     steps = {"adapters": _adapters, "train": _train, "data": _data, "judge": _judge,
              "allow": _allow, "disallow": _disallow, "sources": _list_sources,
-             "stats": _stats}
+             "stats": _stats, "rl": teach_rl.run}
     return steps[args.teach_command](args)
