@@ -136,7 +136,8 @@ def reinforce_adapter(model_folder: Path, data: Path, name: str, start: str, gua
     on_gpu = backends.choose(backend)[0] == "pycuda"
     with VerifyPool(VerifyOptions(backend=backend), default_workers(on_gpu)) as pool:
         run = rlloop.Run(lora, tokenizer, optimizer, reference, tasks,
-                         rlloop.write_specs(tasks, runs), pool, settings, backend, runs, on_gpu)
+                         rlloop.write_specs(tasks, runs), pool, settings, backend, runs, on_gpu,
+                         moved=begin > 0)
         rlloop.steps(run, work, key, say, begin)
     card = {"base": train.base_facts(model_folder), "from_adapter": origin_facts, "data": facts,
             "examples": len(tasks), "refused": refused, "steps": settings.steps,

@@ -44,6 +44,7 @@ class Run:
     backend: str
     run_dir: Path
     timed: bool = False         # a GPU backend: passing answers are timed for the speed bonus
+    moved: bool = False         # whether the weights left the starting adapter's (a resume: yes)
 
     @property
     def device(self) -> Any:
@@ -150,23 +151,22 @@ def token_logprobs(run: Run, group: Group, completion: list[int]) -> Any:
     return torch.log_softmax(logits, dim=-1).gather(-1, ids[0, start:, None]).squeeze(-1)
 
 
-def _fixed_logprobs(run: Run, groups: list[Group], weights: dict[str, Any] | None
-                    ) -> dict[int, Any]:
-    """Each answer's token log-probabilities without gradients: under the current weights, or
-    under `weights` (swapped in, then the current ones back)."""
+Taught = list[tuple[Group, Sample, float]]
+
+
+def _reference_logprobs(run: Run, taught: Taught) -> dict[int, Any]:
+    """Each taught answer's token log-probabilities under the starting adapter, without
+    gradients: its weights swapped in, then the current ones back."""
     import torch
     from peft import set_peft_model_state_dict
 
-    current = lora_state(run.lora) if weights is not None else None
-    if weights is not None:
-        set_peft_model_state_dict(run.lora, weights)
+    current = lora_state(run.lora)
+    set_peft_model_state_dict(run.lora, run.reference)
     try:
         with torch.no_grad():
-            return {id(s): token_logprobs(run, g, s.completion)
-                    for g in groups for s in g.samples if s.reward is not None and s.completion}
+            return {id(s): token_logprobs(run, g, s.completion) for g, s, _a in taught}
     finally:
-        if current is not None:
-            set_peft_model_state_dict(run.lora, current)
+        set_peft_model_state_dict(run.lora, current)
 
 
 def sample_loss(new: Any, old: Any, reference: Any | None, advantage: float,
@@ -188,25 +188,31 @@ def sample_loss(new: Any, old: Any, reference: Any | None, advantage: float,
 def update(run: Run, groups: list[Group]) -> float:
     """settings.inner optimizer steps on the step's answers; the last pass's mean loss (nan
     when no answer could teach anything: every group's rewards alike)."""
-    if not any(a != 0.0 for g in groups for a in g.advantages()):
-        return float("nan")
-    old = _fixed_logprobs(run, groups, None)
-    reference = _fixed_logprobs(run, groups, run.reference) if run.settings.beta > 0 else {}
     # Answers of a group whose rewards were all alike teach nothing (advantage 0): they are left
     # out, their KL term with them, which saves most of a step's passes when few groups differ.
     taught = [(g, s, a) for g in groups for s, a in zip(g.samples, g.advantages(), strict=True)
-              if id(s) in old and a != 0.0]
+              if a != 0.0 and s.completion]
+    if not taught:
+        return float("nan")
+    kl = run.settings.beta > 0
+    # Until the first update the weights are the starting adapter's: its log-probabilities are
+    # the sampling ones, which the first pass computes anyway.
+    reference = _reference_logprobs(run, taught) if kl and run.moved else {}
+    old: dict[int, Any] = {}
     loss = float("nan")
-    for _ in range(run.settings.inner if taught else 0):
+    for _ in range(run.settings.inner):
         total = 0.0
         for group, answer, advantage in taught:
             new = token_logprobs(run, group, answer.completion)
-            value = sample_loss(new, old[id(answer)], reference.get(id(answer)), advantage,
-                                run.settings) / len(taught)
+            # The first pass runs on the weights the answers were sampled with.
+            sampled = old.setdefault(id(answer), new.detach())
+            anchor = reference.get(id(answer), sampled) if kl else None
+            value = sample_loss(new, sampled, anchor, advantage, run.settings) / len(taught)
             value.backward()
             total += float(value.detach())
         run.optimizer.step()
         run.optimizer.zero_grad()
+        run.moved = True
         loss = total
     return loss
 
