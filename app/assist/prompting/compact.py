@@ -15,6 +15,9 @@ from app.assist.prompting.candidates import answer_prefix
 from app.spec.model import Spec
 
 STYLE = "compact-v1"
+# The same prompt, and in later rounds the failed answer with the verifier's feedback after it
+# (retry_messages): the style of an adapter that `teach rl` taught over feedback rounds.
+FEEDBACK_STYLE = "compact-v1-feedback"
 # The tables that say what to write: the entry, the arguments and the launch. Checks, the
 # reference and the benchmark stay out: the model writes the same kernel without them.
 KEPT_TABLES = ("[kernel]", "[[arg]]", "[launch]")
@@ -36,6 +39,11 @@ def spec_core(text: str) -> str:
         if keep and stripped and not stripped.startswith("#"):
             kept.append(stripped)
     return "\n".join(kept)
+
+
+def is_compact(style: str) -> bool:
+    """Whether a prompt style is one of the compact ones (an adapter taught here)."""
+    return style in (STYLE, FEEDBACK_STYLE)
 
 
 def messages(description: str, spec_text: str) -> list[dict[str, str]]:

@@ -88,9 +88,13 @@ def rl_memory(lora: Any, settings: RLSettings) -> str:
 
 
 def _fresh_runs(runs: Path, resume: bool) -> Path:
-    """The folder every answer is kept in: emptied for a new run, kept for a resumed one."""
-    if not resume:
-        shutil.rmtree(runs, ignore_errors=True)
+    """The folder every answer is kept in: kept for a resumed run; for a new one emptied when
+    an earlier run of teach rl left it (TrainError when it holds anything else)."""
+    if not resume and runs.is_dir() and any(runs.iterdir()):
+        if not (runs / rlloop.LOG_NAME).is_file() and not (runs / "tasks").is_dir():
+            raise TrainError(f"{runs} is not empty and is no earlier teach rl run's folder",
+                             "give --runs an empty or new folder")
+        shutil.rmtree(runs)
     runs.mkdir(parents=True, exist_ok=True)
     return runs
 
@@ -123,6 +127,7 @@ def reinforce_adapter(model_folder: Path, data: Path, name: str, start: str, gua
     key = rl.digest(settings, facts["sha256"], origin_facts["manifest_sha256"])
     work = train.partial_folder(model_folder, name)
     resume = _resumable(work, resume)
+    runs = _fresh_runs(runs, resume)
     work.mkdir(parents=True, exist_ok=True)
     tokenizer, lora = loop.load_adapter(model_folder, origin, settings.seed, threads,
                                         settings.device, settings.quantization)
@@ -132,7 +137,6 @@ def reinforce_adapter(model_folder: Path, data: Path, name: str, start: str, gua
     say(f"memory: {rl_memory(lora, settings)}; {len(tasks)} prompts ({len(refused)} refused by "
         f"the guard), {settings.steps} steps from adapter {start!r}, seed {settings.seed}, "
         f"{settings.describe()}")
-    runs = _fresh_runs(runs, resume)
     on_gpu = backends.choose(backend)[0] == "pycuda"
     with VerifyPool(VerifyOptions(backend=backend), default_workers(on_gpu)) as pool:
         run = rlloop.Run(lora, tokenizer, optimizer, reference, tasks,
@@ -148,7 +152,7 @@ def reinforce_adapter(model_folder: Path, data: Path, name: str, start: str, gua
             "answers": str(runs),
             "eval": f"not measured here: eval --split heldout with --adapter {start} before "
                     f"and --adapter {name} after, then teach judge",
-            compact.CARD_KEY: compact.STYLE}
+            compact.CARD_KEY: compact.FEEDBACK_STYLE if settings.rounds > 1 else compact.STYLE}
     folder = train.finish(model_folder, name, lora, card, trained_by="kernel-studio teach rl")
     shutil.rmtree(work, ignore_errors=True)
     return folder

@@ -14,7 +14,11 @@ from pathlib import Path
 import pytest
 
 from app.assist.model.adapters import CARD_NAME, WEIGHTS_NAME, adapter_folder, check_adapter
+from app.assist.model.session import GenerationOptions
+from app.assist.prompting import compact
 from app.assist.prompting.candidates import write_candidate
+from app.assist.refine.attempts import Attempt
+from app.assist.refine.loop import Chain, Job, next_prompt
 from app.assist.refine.verifypool import compile_error
 from app.assist.tasks.suite import load_suite
 from app.assist.teach.data import DATA_NAME, build
@@ -248,3 +252,37 @@ def test_judge_compares_an_rl_adapter_with_the_adapter_it_started_from() -> None
         check_runs({"model": {**model, "adapter": ""}}, after, "rl", start="default")
     with pytest.raises(JudgeError, match="--adapter none"):
         check_runs(before, after, "rl")
+
+
+class _Chars:
+    """Counts tokens as a quarter of the characters (the budget is not what is tested)."""
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4 + 1
+
+    def count_messages(self, messages: list[dict[str, str]]) -> int:
+        return sum(self.count_tokens(m["content"]) for m in messages)
+
+    def context_window(self) -> int:
+        return 8192
+
+
+def test_the_refine_loop_asks_an_adapter_taught_over_feedback_rounds_as_it_was_taught(
+        tmp_path: Path) -> None:
+    task = Task("twice", "y[i] = 2 * x[i] for every i < n, float32 data.", TWICE_SPEC,
+                TWICE_KERNEL, TWICE_REF)
+    spec = task.write(tmp_path / "task")
+    folder = tmp_path / "round-1"
+    folder.mkdir()
+    (folder / "answer.md").write_text("```cuda\nbroken\n```", "utf-8")
+    asked = {}
+    for style in (compact.STYLE, compact.FEEDBACK_STYLE):
+        chain = Chain(Job("twice", spec, task.description, style=style), 0, 0,
+                      GenerationOptions())
+        chain.attempts.append(Attempt("twice", "", 1, 1, 0, str(folder), status="compile_error",
+                                      feedback="line 6: error: expected an expression"))
+        asked[style] = next_prompt(chain, _Chars(), 128).messages
+    assert asked[compact.STYLE] == first_messages(task)
+    assert asked[compact.FEEDBACK_STYLE] == compact.retry_messages(
+        task.description, TWICE_SPEC, "```cuda\nbroken\n```", "line 6: error: expected an "
+        "expression")
