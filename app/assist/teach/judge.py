@@ -123,7 +123,7 @@ def check_runs(before: dict[str, Any], after: dict[str, Any], name: str, start: 
     first = before.get("model", {})
     second = after.get("model", {})
     if (first.get("adapter") or "") != start:
-        ran = repr(first["adapter"]) if first.get("adapter") else "no adapter"
+        ran = f"adapter {first['adapter']!r}" if first.get("adapter") else "no adapter"
         wanted = f"--adapter {start} (the adapter {name!r} was taught from)" if start else \
             "--adapter none (auto, the default, loads the model's 'default' adapter)"
         raise JudgeError(f"the 'before' eval ran with {ran}", f"run it with {wanted}")
