@@ -145,9 +145,9 @@ def reinforce_adapter(model_folder: Path, data: Path, name: str, start: str, gua
         rlloop.steps(run, work, key, say, begin)
     card = {"base": train.base_facts(model_folder), "from_adapter": origin_facts, "data": facts,
             "examples": len(tasks), "refused": refused, "steps": settings.steps,
-            "settings": {**asdict(settings), "method": "GRPO (kernel-studio's own), LoRA "
-                         "(peft)", "reward": {"compiles": rl.COMPILES, "passes": rl.PASSES,
-                                              "speed_bonus": rl.SPEED_BONUS}},
+            "settings": {**asdict(settings), "method": "GRPO (kernel-studio's own), LoRA (peft)",
+                         "reward": {"compiles": rl.COMPILES, "partial": rl.PARTIAL,
+                                    "passes": rl.PASSES, "speed_bonus": rl.SPEED_BONUS}},
             "rl_steps": _read_log(runs), "seconds": round(time.monotonic() - started, 1),
             "answers": str(runs),
             "eval": f"not measured here: eval --split heldout with --adapter {start} before "

@@ -5,8 +5,9 @@ Each step takes a few prompts of a `teach data` set (guarded again as `teach dat
 held-out tasks and KernelBench problems are refused), samples a group of answers to each from
 the adapter being taught, verifies every answer as a proposal is verified (compile first, then
 the sandboxed verify on fresh seeds), and scores it: 0 when it wrote no kernel or it did not
-compile, COMPILES when it compiled but failed, 1 when it passed, and on a GPU up to SPEED_BONUS
-more when it was timed faster than the example's own kernel. A group's advantages are its
+compile, COMPILES (plus PARTIAL times the share of its runs that passed) when it compiled but
+failed, 1 when it passed, and on a GPU up to SPEED_BONUS more when it was timed faster than the
+example's own kernel. A group's advantages are its
 rewards less their mean, over their spread (GRPO); an answer the verifier could not judge (no
 sandbox, a broken reference) counts in no group. Multi-turn: with rounds > 1, the best failed
 answer of a group and the verifier's feedback on it (the compiler's messages on the kernel's
@@ -35,8 +36,11 @@ from app.engine.verify.results import Status, Verdict
 from app.spec.model import Spec, load_spec, parse_spec_text
 
 # The reward of an answer that compiled but did not pass: above nothing, far below a pass, so a
-# group of failures still learns to compile.
+# group of failures still learns to compile; and up to PARTIAL more for the share of its runs
+# that passed before one failed (verify stops at the first), so that among kernels that all
+# fail, the one that got further (one case right, the next wrong) scores higher.
 COMPILES = 0.2
+PARTIAL = 0.3
 PASSES = 1.0
 # At most this much more for a passing kernel timed faster than the example's own (a GPU only):
 # the speedup's excess over 1, capped.
@@ -105,6 +109,7 @@ class Sample:
     message: str = ""
     feedback: str = ""
     reward: float | None = None   # None: the verifier could not judge it
+    runs_passed: str = ""         # 'k/n' of a failed verdict's runs
     speedup: float | None = None
     folder: str = ""
 
@@ -189,8 +194,13 @@ def score(verdict: Verdict, source: str) -> tuple[float | None, str]:
         return 0.0, (diagnostics_feedback(verdict.diagnostics, source)
                      or f"compiler: error: {verdict.message}")
     if verdict.status in REFINABLE:
-        return COMPILES, verdict_feedback(verdict)
+        return COMPILES + PARTIAL * partial_share(verdict), verdict_feedback(verdict)
     return None, ""
+
+
+def partial_share(verdict: Verdict) -> float:
+    """The share of a failed verdict's runs that passed (0 when it has none)."""
+    return sum(1 for r in verdict.runs if r.passed) / len(verdict.runs) if verdict.runs else 0.0
 
 
 def speed_reward(ratio: float | None, faster: bool) -> float:

@@ -100,7 +100,7 @@ def sample(run: Run, group: Group, seed: int) -> None:
         group.samples.append(Sample(completion, group.prefix + text))
 
 
-def judge(run: Run, group: Group, step: int) -> None:
+def verify_group(run: Run, group: Group, step: int) -> None:
     """Verify every answer of the group (in the pool, at once) and score it."""
     spec = run.specs[group.task.entry]
     futures = []
@@ -116,6 +116,8 @@ def judge(run: Run, group: Group, step: int) -> None:
         verdict: Verdict = future.result()
         answer.status, answer.message = str(verdict.status), verdict.message.split("\n")[0]
         answer.reward, answer.feedback = rl.score(verdict, code)
+        if verdict.runs and verdict.status != Status.PASSED:
+            answer.runs_passed = f"{sum(1 for r in verdict.runs if r.passed)}/{len(verdict.runs)}"
         if verdict.status == Status.PASSED and run.timed:
             answer.speedup, bonus = _speed(run, spec_path, spec)
             answer.reward = (answer.reward or 0.0) + bonus
@@ -230,7 +232,7 @@ def groups_of(run: Run, task: Task, step: int, seed: int) -> list[Group]:
         began = time.monotonic()
         sample(run, group, seed + round_number)
         group.seconds["sample"] = time.monotonic() - began
-        judge(run, group, step)
+        verify_group(run, group, step)
         group.seconds["verify"] = time.monotonic() - began - group.seconds["sample"]
         found.append(group)
         failed = group.retry()

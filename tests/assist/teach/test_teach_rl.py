@@ -28,6 +28,7 @@ from app.assist.teach.judge import JudgeError, check_runs, started_from
 from app.assist.teach.recipe import reinforce_adapter
 from app.assist.teach.rl import (
     COMPILES,
+    PARTIAL,
     PASSES,
     Group,
     RLSettings,
@@ -169,7 +170,11 @@ def _rewards_are_the_verifiers(runs: Path) -> list[float]:
                for g in json.loads(line)["groups"] for a in g["answers"]]
     assert answers
     for answer in answers:
-        expected = REWARD.get(answer["status"], COMPILES)
+        share = 0.0
+        if answer["runs_passed"]:
+            passed, runs = answer["runs_passed"].split("/")
+            share = int(passed) / int(runs)
+        expected = REWARD.get(answer["status"], COMPILES + PARTIAL * share)
         assert answer["reward"] == pytest.approx(expected), answer
         assert (Path(answer["folder"]) / "answer.md").is_file()
     again = answers[0]
