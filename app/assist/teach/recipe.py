@@ -109,6 +109,20 @@ def _read_log(runs: Path) -> list[dict[str, Any]]:
     return [found[k] for k in sorted(found)]
 
 
+def _rl_card(settings: RLSettings, runs: Path, start: str, name: str) -> dict[str, Any]:
+    """What an adapter of `teach rl` says of its run besides its base and data: the settings
+    and rewards, every step's figures, where the answers are, and how to judge it."""
+    reward = {"compiles": rl.COMPILES, "partial": rl.PARTIAL, "passes": rl.PASSES,
+              "speed_bonus": rl.SPEED_BONUS}
+    return {"steps": settings.steps,
+            "settings": {**asdict(settings), "method": "GRPO (kernel-studio's own), LoRA (peft)",
+                         "reward": reward},
+            "rl_steps": _read_log(runs), "answers": str(runs),
+            "eval": f"not measured here: eval --split heldout with --adapter {start} before "
+                    f"and --adapter {name} after, then teach judge",
+            compact.CARD_KEY: compact.FEEDBACK_STYLE if settings.rounds > 1 else compact.STYLE}
+
+
 def reinforce_adapter(model_folder: Path, data: Path, name: str, start: str, guard: Guard,
                       settings: RLSettings, say: Say, runs: Path, resume: bool = False,
                       threads: int = 1, backend: str = "cpu") -> Path:
@@ -144,15 +158,8 @@ def reinforce_adapter(model_folder: Path, data: Path, name: str, start: str, gua
                          moved=begin > 0)
         rlloop.steps(run, work, key, say, begin)
     card = {"base": train.base_facts(model_folder), "from_adapter": origin_facts, "data": facts,
-            "examples": len(tasks), "refused": refused, "steps": settings.steps,
-            "settings": {**asdict(settings), "method": "GRPO (kernel-studio's own), LoRA (peft)",
-                         "reward": {"compiles": rl.COMPILES, "partial": rl.PARTIAL,
-                                    "passes": rl.PASSES, "speed_bonus": rl.SPEED_BONUS}},
-            "rl_steps": _read_log(runs), "seconds": round(time.monotonic() - started, 1),
-            "answers": str(runs),
-            "eval": f"not measured here: eval --split heldout with --adapter {start} before "
-                    f"and --adapter {name} after, then teach judge",
-            compact.CARD_KEY: compact.FEEDBACK_STYLE if settings.rounds > 1 else compact.STYLE}
+            "examples": len(tasks), "refused": refused, **_rl_card(settings, runs, start, name),
+            "seconds": round(time.monotonic() - started, 1)}
     folder = train.finish(model_folder, name, lora, card, trained_by="kernel-studio teach rl")
     shutil.rmtree(work, ignore_errors=True)
     return folder
