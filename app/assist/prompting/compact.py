@@ -15,10 +15,15 @@ from app.assist.prompting.candidates import answer_prefix
 from app.spec.model import Spec
 
 STYLE = "compact-v1"
+# The same prompt, and in later rounds the failed answer with the verifier's feedback after it
+# (retry_messages): the style of an adapter that `teach rl` taught over feedback rounds.
+FEEDBACK_STYLE = "compact-v1-feedback"
 # The tables that say what to write: the entry, the arguments and the launch. Checks, the
 # reference and the benchmark stay out: the model writes the same kernel without them.
 KEPT_TABLES = ("[kernel]", "[[arg]]", "[launch]")
 ASK = "Write the CUDA kernel for this task.\n{description}\nSpec:\n```toml\n{spec}\n```"
+RETRY = ("The verifier rejected that kernel:\n{feedback}\nWrite the whole kernel again, "
+         "fixed.")
 _HEADER = re.compile(r"^\s*\[")
 _SIGNATURE = re.compile(r'extern\s+"C"\s+__global__\s+void\s+\w+\s*\(')
 _ALLOWED_BEFORE = re.compile(r"#include <cuda_(fp16|bf16)\.h>|//.*|")
@@ -36,10 +41,23 @@ def spec_core(text: str) -> str:
     return "\n".join(kept)
 
 
+def is_compact(style: str) -> bool:
+    """Whether a prompt style is one of the compact ones (an adapter taught here)."""
+    return style in (STYLE, FEEDBACK_STYLE)
+
+
 def messages(description: str, spec_text: str) -> list[dict[str, str]]:
     """The compact propose prompt as chat messages (no system turn: the model's own default)."""
     ask = ASK.format(description=description.strip(), spec=spec_core(spec_text))
     return [{"role": "user", "content": ask}]
+
+
+def retry_messages(description: str, spec_text: str, answer_text: str,
+                   feedback: str) -> list[dict[str, str]]:
+    """A later round's prompt in the compact style: the first prompt, the answer that failed and
+    what the verifier said of it (the refine loop's feedback), then the ask to write it again."""
+    return [*messages(description, spec_text), {"role": "assistant", "content": answer_text},
+            {"role": "user", "content": RETRY.format(feedback=feedback.strip())}]
 
 
 def answer(kernel: str) -> str:

@@ -164,29 +164,47 @@ def _context(chain: Chain, action: str) -> PromptContext:
 def next_prompt(chain: Chain, counter: TokenCounter, max_new_tokens: int) -> Prompt:
     """The prompt of the chain's next round (skills chosen by relevance, or none)."""
     action = _action(chain)
-    if chain.job.style == compact.STYLE:
+    if compact.is_compact(chain.job.style):
         return _compact_prompt(chain, counter)
     skills: list[Skill] | None = None if chain.job.skills else []
     return build_prompt(action, _context(chain, action), counter, max_new_tokens, skills=skills)
 
 
 def _compact_prompt(chain: Chain, counter: TokenCounter) -> Prompt:
-    """The compact prompt an adapter was taught with, every round alike: it was taught to
-    write, not to read diagnostics, so a later round is a fresh sample (see _options)."""
+    """The compact prompt an adapter was taught with. An adapter taught by `teach rl` over
+    feedback rounds (compact.FEEDBACK_STYLE) sees, in a later round, its failed answer and the
+    verifier's feedback, as it was taught; any other was taught to write, not to read
+    diagnostics, so its every round is the same prompt and a later one a fresh sample (see
+    _options)."""
     job = chain.job
     spec_text = job.spec.text or (job.spec.path.read_text(encoding="utf-8") if job.spec.path
                                   else "")
-    messages = compact.messages(job.description, spec_text)
+    last = chain.attempts[-1] if chain.attempts else None
+    answer = _answer_text(last) if last is not None and last.feedback else ""
+    if job.style == compact.FEEDBACK_STYLE and answer:
+        assert last is not None
+        messages = compact.retry_messages(job.description, spec_text, answer, last.feedback)
+    else:
+        messages = compact.messages(job.description, spec_text)
     tokens = counter.count_messages(messages)
     window = counter.context_window()
     return Prompt("propose", messages, BudgetReport(window, window - tokens, tokens), ())
+
+
+def _answer_text(attempt: Attempt) -> str:
+    """The whole answer an attempt kept ('' when none)."""
+    try:
+        return (Path(attempt.folder) / "answer.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _options(chain: Chain, round_number: int) -> GenerationOptions:
     """The chain's sampling, with a seed of its own for this round. A compact-style chain
     samples after its first round: its prompt does not change, so greedy would repeat itself.
     Its other settings (top_p, the repetition penalty a batch shares) stay the chain's."""
-    if chain.options.temperature <= 0 and chain.job.style == compact.STYLE and round_number > 1:
+    if chain.options.temperature <= 0 and compact.is_compact(chain.job.style) \
+            and round_number > 1:
         return replace(chain.options, temperature=COMPACT_RETRY_TEMPERATURE,
                        seed=chain.seed + ROUND_SEED_STEP * (round_number - 1))
     if chain.options.temperature <= 0:

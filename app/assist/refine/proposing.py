@@ -57,7 +57,8 @@ def make_job(spec: Spec, description: str, settings: ProposeSettings, heldout: H
              counter: TokenCounter, style: str = "full") -> Job:
     """The job: the spec, the description, skills and examples as the settings say."""
     examples, names = "", tuple[str, ...]()
-    if settings.examples and style != compact.STYLE:  # a taught adapter is asked without them
+    # A taught adapter is asked without them.
+    if settings.examples and not compact.is_compact(style):
         chosen = choose_examples(library(skip=spec.path), spec, description, heldout, counter)
         examples, names = render_examples(chosen), tuple(e.name for e in chosen)
     return Job(spec.entry, spec, description, "", settings.skills, examples, names,

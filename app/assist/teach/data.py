@@ -74,6 +74,7 @@ class Summary:
     not_canonical: int = 0
     compiler_dependent: int = 0
     refused_heldout: int = 0
+    refused_kernelbench: int = 0  # of refused_heldout: those that showed a KernelBench problem
     refusals: list[str] = field(default_factory=list)
     cancelled: bool = False
     seconds: float = 0.0
@@ -96,6 +97,7 @@ class Summary:
                 "dropped_not_canonical": self.not_canonical,
                 "dropped_compiler_dependent": self.compiler_dependent,
                 "refused_heldout": self.refused_heldout,
+                "refused_kernelbench": self.refused_kernelbench,
                 "refusals": self.refusals, "cancelled": self.cancelled,
                 "seconds": round(self.seconds, 1),
                 "sources": {name: dict(counts) for name, counts in sorted(self.sources.items())},
@@ -135,9 +137,11 @@ def record(candidate: Candidate) -> dict[str, Any]:
     """The JSON line of an example that passed."""
     spec_text = str(candidate.extra.get("spec_text", "")) or candidate.spec_text()
     files = {"spec": spec_text, "kernel": candidate.kernel, "reference": candidate.reference}
-    return {"family": candidate.family, "level": candidate.level, "entry": candidate.entry,
+    line = {"family": candidate.family, "level": candidate.level, "entry": candidate.entry,
             "description": candidate.description, **files,
             "sha256": {name: sha256_text(text) for name, text in files.items()}}
+    traits = candidate.extra.get("traits")
+    return {**line, "traits": traits} if isinstance(traits, dict) else line
 
 
 def append_line(path: Path, data: dict[str, Any]) -> None:
@@ -189,13 +193,18 @@ class Builder:
 
     def refuse(self, candidate: Candidate) -> str:
         """Why the guard keeps this candidate out ('' when it does not), counted."""
-        why = self.guard.refuse(candidate.entry, candidate.description, candidate.kernel)
         path = candidate.extra.get("spec_path")
+        spec_text = str(candidate.extra.get("spec_text", "")) or candidate.spec_text()
+        folder = path.parent if isinstance(path, Path) else None
+        why = self.guard.refuse(candidate.entry, candidate.description, candidate.kernel,
+                                spec_text, folder)
         if not why and isinstance(path, Path) and self.guard.heldout.holds(path):
             why = "lies in a held-out task's folder"
         if why:
             self.summary.refused_heldout += 1
             self.summary.refusals.append(f"{candidate.entry}: {why}")
+            if "KernelBench" in why:
+                self.summary.refused_kernelbench += 1
         return why
 
     def judge(self, candidate: Candidate, work: Path) -> tuple[str, Candidate]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from app.assist.teach import exprs, maps, reduce
+from app.assist.teach import dimreduce, exprs, maps, reduce, shaped
 from app.assist.teach.candidate import Candidate
 
 Family = Callable[[random.Random, str], Candidate]
@@ -24,11 +24,16 @@ FAMILIES: dict[str, Family] = {
     "softmax": reduce.softmax,
     "norm": reduce.rms_norm,
     "transpose": reduce.transpose,
+    "shaped_map": shaped.shaped_map,
+    "strided_map": shaped.strided_map,
+    "dim_reduce": dimreduce.dim_reduce,
 }
 
-# Formulas are the widest family (any expression, scalars, capped grids): they come this many
+# Formulas are the widest family (any expression, scalars, capped grids), and the shaped maps
+# the one that speaks every register over 1-D to 3-D tensors (issue 27): they come this many
 # times per turn of the others.
-WEIGHTS = {"formula": 3, "matrix_formula": 2}
+WEIGHTS = {"formula": 3, "matrix_formula": 2, "shaped_map": 6, "strided_map": 3,
+           "dim_reduce": 3}
 
 
 def candidates(seed: int, families: list[str] | None = None) -> Iterator[Candidate]:

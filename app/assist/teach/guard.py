@@ -1,17 +1,19 @@
 """Keeping held-out tasks out of training data: a candidate is refused when it names a held-out
 task, carries its description (or nearly), or its kernel is a near copy of a held-out task's
 kernel once comments, spacing and the names of variables are set aside (alike in shape and
-computing with the same calls, operators and numbers)."""
+computing with the same calls, operators and numbers). KernelBench's problems are kept out the
+same way, so that it stays a fair measure (app.assist.teach.kbguard)."""
 
 from __future__ import annotations
 
 import difflib
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.assist.tasks.suite import HeldOut, Suite, Task
+from app.assist.teach.kbguard import KernelBenchGuard
 from app.base.paths import ROOT
 
 # Kernels written for the tasks (by the test suite); held-out ones are compared against.
@@ -64,10 +66,12 @@ class Guard:
     tasks: tuple[Task, ...]
     kernels: tuple[tuple[str, tuple[str, ...]], ...]
     heldout: HeldOut
+    kernelbench: KernelBenchGuard = field(default_factory=KernelBenchGuard.shipped)
 
     @classmethod
     def of(cls, suite: Suite, kernels: Path = TASK_KERNELS) -> Guard:
-        """The guard for a suite's held-out tasks (their kernels where a file is found)."""
+        """The guard for a suite's held-out tasks (their kernels where a file is found) and
+        KernelBench's problems."""
         held = tuple(t for t in suite.tasks if t.heldout)
         found = []
         for task in held:
@@ -76,8 +80,15 @@ class Guard:
                     found.append((task.name, tuple(normalize(path.read_text(encoding="utf-8")))))
         return cls(held, tuple(found), suite.heldout())
 
-    def refuse(self, entry: str, description: str, kernel: str) -> str:
-        """Why this example may not be used ('' when it may): the held-out task it copies."""
+    def refuse(self, entry: str, description: str, kernel: str, spec_text: str = "",
+               folder: Path | None = None) -> str:
+        """Why this example may not be used ('' when it may): the held-out task or the
+        KernelBench problem it copies."""
+        return self._heldout(entry, description, kernel) or self.kernelbench.refuse(
+            entry, description, spec_text, folder)
+
+    def _heldout(self, entry: str, description: str, kernel: str) -> str:
+        """The held-out task this example copies ('' when none)."""
         leaks = self.heldout.leaks(f"{entry} {description}")
         if leaks:
             return f"shows the held-out task {leaks[0]}"

@@ -117,14 +117,16 @@ def apply(model_folder: Path, name: str, verdict: Judgement, discarded: Path) ->
     return target
 
 
-def check_runs(before: dict[str, Any], after: dict[str, Any], name: str) -> None:
-    """JudgeError unless 'before' ran the base model alone and 'after' this adapter over it."""
+def check_runs(before: dict[str, Any], after: dict[str, Any], name: str, start: str = "") -> None:
+    """JudgeError unless 'before' ran the model as the adapter started from (the base model
+    alone, or the adapter `start` that `teach rl` went on from) and 'after' this adapter."""
     first = before.get("model", {})
     second = after.get("model", {})
-    if first.get("adapter"):
-        raise JudgeError(f"the 'before' eval ran with adapter {first['adapter']!r}",
-                         "run it with --adapter none (auto, the default, loads the "
-                         "model's 'default' adapter)")
+    if (first.get("adapter") or "") != start:
+        ran = f"adapter {first['adapter']!r}" if first.get("adapter") else "no adapter"
+        wanted = f"--adapter {start} (the adapter {name!r} was taught from)" if start else \
+            "--adapter none (auto, the default, loads the model's 'default' adapter)"
+        raise JudgeError(f"the 'before' eval ran with {ran}", f"run it with {wanted}")
     if second.get("adapter", "") != name:
         raise JudgeError(f"the 'after' eval ran with adapter {second.get('adapter') or 'none'!r}"
                          f", not {name!r}", f"run eval with --adapter {name}")
@@ -136,6 +138,12 @@ def check_runs(before: dict[str, Any], after: dict[str, Any], name: str) -> None
                          f" and {second.get('quantization')!r})",
                          "run both with the same --quantization (the one the adapter was "
                          "trained over)")
+
+
+def started_from(model_folder: Path, name: str) -> str:
+    """The adapter `name` was taught from (its card's from_adapter: `teach rl`), or ''."""
+    origin = read_card(check_adapter(model_folder, name)).get("from_adapter")
+    return str(origin.get("name", "")) if isinstance(origin, dict) else ""
 
 
 def discard_folder(data: Path) -> Path:

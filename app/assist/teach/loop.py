@@ -18,45 +18,69 @@ from app.assist.teach.train import CHECKPOINT, OPTIMIZER_NAME, STATE_NAME, Say, 
 from app.base.fsutil import atomic_write_text
 
 
-def load(model_folder: Path, settings: Settings, threads: int) -> tuple[Any, Any]:
-    """The tokenizer and the model with a fresh, seeded LoRA, ready to train."""
+def load_base(model_folder: Path, seed: int, threads: int, device: str, quantization: str
+              ) -> tuple[Any, Any]:
+    """The tokenizer and the base model, seeded, placed to be trained over (float32 on the CPU,
+    bfloat16 or NF4 on a GPU)."""
     import torch
-    from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    torch.manual_seed(settings.seed)
+    torch.manual_seed(seed)
     torch.set_num_threads(threads)
     tokenizer = AutoTokenizer.from_pretrained(str(model_folder), local_files_only=True,
                                               trust_remote_code=False)
     model = AutoModelForCausalLM.from_pretrained(str(model_folder), local_files_only=True,
                                                  trust_remote_code=False, use_safetensors=True,
-                                                 **_placement(settings))
-    if settings.quantization != "none":
+                                                 **_placement(device, quantization))
+    if quantization != "none":
         from peft import prepare_model_for_kbit_training
 
         model = prepare_model_for_kbit_training(  # type: ignore[no-untyped-call]  # peft's
             model, use_gradient_checkpointing=False)
+    return tokenizer, model
+
+
+def load(model_folder: Path, settings: Settings, threads: int) -> tuple[Any, Any]:
+    """The tokenizer and the model with a fresh, seeded LoRA, ready to train."""
+    from peft import LoraConfig, get_peft_model
+
+    tokenizer, model = load_base(model_folder, settings.seed, threads, settings.device,
+                                 settings.quantization)
     config = LoraConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=0.0,
                         target_modules=settings.target_modules(), task_type="CAUSAL_LM")
-    lora = get_peft_model(model, config)
-    for parameter in _trainable(lora):  # Adam's moments want float32 whatever the base holds
+    return tokenizer, _ready(get_peft_model(model, config))
+
+
+def load_adapter(model_folder: Path, adapter: Path, seed: int, threads: int, device: str,
+                 quantization: str) -> tuple[Any, Any]:
+    """The tokenizer and the model with a (checked) adapter over it, its LoRA trainable: to
+    teach on from where supervised teaching left it."""
+    from peft import PeftModel
+
+    tokenizer, model = load_base(model_folder, seed, threads, device, quantization)
+    return tokenizer, _ready(PeftModel.from_pretrained(model, str(adapter), is_trainable=True))
+
+
+def _ready(lora: Any) -> Any:
+    """The LoRA in float32 (Adam's moments want it whatever the base holds), in training mode."""
+    for parameter in trainable(lora):
         parameter.data = parameter.data.float()
     lora.train()
-    return tokenizer, lora
+    return lora
 
 
-def _placement(settings: Settings) -> dict[str, Any]:
+def _placement(device: str, quantization: str) -> dict[str, Any]:
     """from_pretrained's arguments: float32 on the CPU; bfloat16, or NF4 through bitsandbytes,
     on the GPU (the same configuration proposing loads it with, so the adapter meets the
     weights it was taught over)."""
     import torch
 
-    if settings.device == "cpu":
+    if device == "cpu":
         return {"dtype": torch.float32}
-    return quant.load_arguments(settings.quantization, "cuda")
+    return quant.load_arguments(quantization, "cuda")
 
 
-def _trainable(lora: Any) -> list[Any]:
+def trainable(lora: Any) -> list[Any]:
     """The LoRA parameters, in a fixed order."""
     return [p for _n, p in sorted(lora.named_parameters()) if p.requires_grad]
 
@@ -130,7 +154,7 @@ def run(lora: Any, tokenizer: Any, examples: list[dict[str, Any]], settings: Set
     Ctrl+C saves a checkpoint and is raised again."""
     import torch
 
-    optimizer = torch.optim.AdamW(_trainable(lora), lr=settings.learning_rate)
+    optimizer = torch.optim.AdamW(trainable(lora), lr=settings.learning_rate)
     start = restore(folder, lora, optimizer, key) if resume else 0
     picks = train.order(len(examples), settings.steps * settings.batch, settings.seed)
     encoded = {i: train.encode(tokenizer, examples[i], settings.max_tokens) for i in set(picks)}

@@ -180,7 +180,8 @@ def check_target(model_folder: Path, name: str) -> Path:
     return folder
 
 
-def finish(model_folder: Path, name: str, lora: Any, card: dict[str, Any]) -> Path:
+def finish(model_folder: Path, name: str, lora: Any, card: dict[str, Any],
+           trained_by: str = "kernel-studio teach train") -> Path:
     """Write the adapter into a temporary folder, seal it, then move it into place (nothing
     half-written is ever under the adapter's name)."""
     target = adapter_folder(model_folder, name)
@@ -189,7 +190,7 @@ def finish(model_folder: Path, name: str, lora: Any, card: dict[str, Any]) -> Pa
     try:
         lora.save_pretrained(str(staging), safe_serialization=True)
         atomic_write_text(staging / CARD_NAME, json.dumps(card, indent=1) + "\n")
-        seal(staging, {"base": card["base"], "trained_by": "kernel-studio teach train"}, name)
+        seal(staging, {"base": card["base"], "trained_by": trained_by}, name)
     except OSError as error:  # a full disk, say: leave nothing half-written behind
         shutil.rmtree(staging, ignore_errors=True)
         raise TrainError(f"could not write the adapter {name!r}: {error}",

@@ -1,13 +1,14 @@
-"""`kernel-studio teach data|allow|disallow|sources|train|judge|adapters`. `data` builds a training
-set for the local model only from kernels that pass verification on specs that pass spec-check
-(the templates, the specs in folders the user allowed with `teach allow DIR`, the proposals the
-assistant kept, then a generator of level-1 and level-2 kernels), with held-out tasks and near
+"""`kernel-studio teach data|allow|disallow|sources|stats|train|rl|judge|adapters`. `data` builds a
+training set for the local model only from kernels that pass verification on specs that pass spec-
+check (the templates, the specs in folders the user allowed with `teach allow DIR`, the proposals
+the assistant kept, then a generator of level-1 and level-2 kernels), with held-out tasks and near
 copies of them refused. Exit 0 written, 2 bad usage, 3 nothing could be written, 130 cancelled
 (what was written is kept, whole). `allow`/`disallow` add or remove a folder of the user's as a
 source; `sources` lists them. `train` makes a LoRA adapter from such a set (float32 on the CPU,
-QLoRA over the NF4 model on a GPU); Ctrl+C keeps a checkpoint that --resume continues. `judge`
-keeps an adapter only when held-out evals before and after it show a lift. `adapters` lists the
-adapters of a model, each checked against its manifest."""
+QLoRA over the NF4 model on a GPU); Ctrl+C keeps a checkpoint that --resume continues. `rl` goes on
+from a taught adapter by GRPO with the verifier's reward (teach_rl.py). `judge` keeps an adapter
+only when held-out evals before and after it show a lift. `adapters` lists the adapters of a model,
+each checked against its manifest."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from app.assist.model.adapters import list_adapters
 from app.assist.model.convert import resolve_model
 from app.assist.model.session import cpu_threads
 from app.assist.tasks.suite import TaskError, load_suite
+from app.assist.teach import stats
 from app.assist.teach.candidate import Candidate
 from app.assist.teach.data import (
     DATA_NAME,
@@ -36,7 +38,14 @@ from app.assist.teach.data import (
 )
 from app.assist.teach.generate import FAMILIES, candidates
 from app.assist.teach.guard import Guard
-from app.assist.teach.judge import apply, check_runs, discard_folder, judge, read_result
+from app.assist.teach.judge import (
+    apply,
+    check_runs,
+    discard_folder,
+    judge,
+    read_result,
+    started_from,
+)
 from app.assist.teach.recipe import train_adapter
 from app.assist.teach.sources import (
     SourcesError,
@@ -52,6 +61,7 @@ from app.assist.teach.train import Settings
 from app.base.paths import data_dir
 from app.cli import flags
 from app.cli.assistant import positive
+from app.cli.commands import teach_rl
 
 DEFAULT_COUNT = 200
 # Drops named on the terminal (summary.json names them all); the generator's are counted only.
@@ -82,7 +92,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     flags.add_backend(data, "where kernels are verified (auto: the best there is)")
     flags.add_json(data, "the summary")
     _source_arguments(sub)
+    _stats_arguments(sub.add_parser("stats", help="count a training set's examples by register, "
+                                    "shape, dtype, launch and family"))
     _train_arguments(sub.add_parser("train", help="train a LoRA adapter on a training set"))
+    teach_rl.add_arguments(sub.add_parser("rl", help="reinforce a taught adapter by GRPO, "
+                                          "rewarded by the verifier"))
     listing = sub.add_parser("adapters", help="list a model's LoRA adapters, each checked")
     listing.add_argument("--model", metavar="PATH",
                          help="a model folder or name (default: the prepared default model)")
@@ -108,6 +122,43 @@ def _source_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     listing = sub.add_parser("sources", help="list the folders teach data may learn from and "
                              "the proposals kept")
     flags.add_json(listing, "the list")
+
+
+def _stats_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `teach stats`."""
+    parser.add_argument("--data", type=Path, default=None,
+                        help="a train.jsonl of teach data (default: the data folder's "
+                             "teach/data/train.jsonl)")
+    parser.add_argument("--generated", type=int, default=0, metavar="N",
+                        help="count N of the generator's candidates instead (nothing is "
+                             "verified: the mix a run of teach data tries)")
+    parser.add_argument("--seed", type=int, default=0, help="the generator's seed (default 0)")
+    parser.add_argument("--family", action="append", choices=sorted(FAMILIES), default=None,
+                        help="with --generated: only these families")
+    flags.add_json(parser, "the tables")
+
+
+def _stats(args: argparse.Namespace) -> int:
+    """Count what a training set (or the generator) covers."""
+    if args.generated > 0:
+        lines = stats.candidate_lines(itertools.islice(candidates(args.seed, args.family),
+                                                       args.generated))
+        what = f"{args.generated} generated candidates (seed {args.seed}, not verified)"
+    else:
+        path = args.data or data_dir() / "teach" / "data" / DATA_NAME
+        try:
+            lines = stats.read_lines(path)
+        except (OSError, ValueError) as error:
+            print(f"kernel-studio teach stats: cannot read {path}: {error}; make it with "
+                  "kernel-studio teach data, or give --data", file=sys.stderr)
+            return 2
+        what = f"{len(lines)} examples in {path}"
+    tables = stats.count(lines)
+    if args.json:
+        print(json.dumps({"of": what, **{k: dict(v) for k, v in tables.items()}}, indent=1))
+    else:
+        print(f"{what}\n{stats.render(tables)}")
+    return 0
 
 
 def _train_arguments(parser: argparse.ArgumentParser) -> None:
@@ -189,7 +240,8 @@ def _report(summary: Summary, out: Path, as_json: bool) -> None:
           f"({families}); dropped {summary.failed_verify} that failed verification and "
           f"{summary.weak_spec} with a weak spec and {summary.not_canonical} whose kernel cannot "
           f"start as a proposal's answer does; refused {summary.refused_heldout} that showed "
-          "a held-out task", file=sys.stderr)
+          f"a held-out task or a KernelBench problem ({summary.refused_kernelbench} "
+          "KernelBench)", file=sys.stderr)
     for source, counts in sorted(summary.sources.items()):
         print(f"  {source}: " + ", ".join(f"{what} {counts[what]}" for what in
                                          ("tried", "written", "dropped", "refused", "unreadable")
@@ -302,9 +354,10 @@ def _judge(args: argparse.Namespace) -> int:
     discarded, 2 bad input."""
     try:
         before, after = read_result(args.before), read_result(args.after)
-        check_runs(before, after, args.adapter)
+        model = resolve_model(args.model)
+        check_runs(before, after, args.adapter, started_from(model, args.adapter))
         verdict = judge(before, after)
-        written = apply(resolve_model(args.model), args.adapter, verdict,
+        written = apply(model, args.adapter, verdict,
                         discard_folder(data_dir()))
     except AssistError as error:
         print(f"kernel-studio teach judge: {error}", file=sys.stderr)
@@ -341,5 +394,6 @@ def _adapters(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run the chosen step."""
     steps = {"adapters": _adapters, "train": _train, "data": _data, "judge": _judge,
-             "allow": _allow, "disallow": _disallow, "sources": _list_sources}
+             "allow": _allow, "disallow": _disallow, "sources": _list_sources,
+             "stats": _stats, "rl": teach_rl.run}
     return steps[args.teach_command](args)

@@ -1,0 +1,110 @@
+"""The elementwise operations of the shaped families (app.assist.teach.shaped), each in every
+notation a register needs: C++ over float (or int) values, NumPy over widened arrays, PyTorch,
+the project's formula, and words.
+
+Placeholders: {a} and {b} the inputs, {s} the scalar argument (when the operation has one).
+An operation whose PyTorch form is a KernelBench problem (torch.relu(x) is 19_ReLU) has
+`kernelbench` set: it is taught in the other registers only, and the guard
+(app.assist.teach.kbguard) would refuse its PyTorch form anyway (a test keeps the two in step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Op:
+    """One elementwise operation."""
+
+    tag: str
+    arity: int
+    cxx: str
+    npy: str
+    torch: tuple[str, ...]
+    formula: str       # the project's notation, over elements ({a} is x[i])
+    words: str         # what it computes, for docstrings and notes ({a} is a name)
+    scalar: bool = False
+    integer: bool = False
+    kernelbench: bool = False
+
+
+FLOAT_OPS = (
+    Op("abs", 1, "fabsf({a})", "np.abs({a})", ("torch.abs({a})", "{a}.abs()"), "|{a}|",
+       "absolute value of {a}"),
+    Op("square", 1, "{a} * {a}", "{a} * {a}", ("torch.square({a})", "{a} ** 2"), "{a}^2",
+       "square of {a}"),
+    Op("exp", 1, "expf({a})", "np.exp({a})", ("torch.exp({a})", "{a}.exp()"), "exp({a})",
+       "exponential of {a}"),
+    Op("sqrtabs", 1, "sqrtf(fabsf({a}))", "np.sqrt(np.abs({a}))",
+       ("torch.sqrt(torch.abs({a}))", "{a}.abs().sqrt()"), "sqrt(|{a}|)",
+       "square root of |{a}|"),
+    Op("sin", 1, "sinf({a})", "np.sin({a})", ("torch.sin({a})", "{a}.sin()"), "sin({a})",
+       "sine of {a}"),
+    Op("log1pabs", 1, "log1pf(fabsf({a}))", "np.log1p(np.abs({a}))",
+       ("torch.log1p(torch.abs({a}))", "{a}.abs().log1p()"), "log(1 + |{a}|)",
+       "log(1 + |{a}|)"),
+    Op("clamp", 1, "fminf(fmaxf({a}, -0.5f), 0.5f)", "np.clip({a}, -0.5, 0.5)",
+       ("torch.clamp({a}, -0.5, 0.5)", "{a}.clamp(min=-0.5, max=0.5)"),
+       "min(max({a}, -0.5), 0.5)", "{a} clamped to [-0.5, 0.5]"),
+    Op("relu", 1, "fmaxf({a}, 0.0f)", "np.maximum({a}, 0.0)", ("torch.relu({a})",),
+       "max({a}, 0)", "ReLU of {a}", kernelbench=True),
+    Op("sigmoid", 1, "1.0f / (1.0f + expf(-{a}))", "1.0 / (1.0 + np.exp(-{a}))",
+       ("torch.sigmoid({a})",), "1 / (1 + exp(-{a}))", "logistic sigmoid of {a}",
+       kernelbench=True),
+    Op("tanh", 1, "tanhf({a})", "np.tanh({a})", ("torch.tanh({a})",), "tanh({a})",
+       "tanh of {a}", kernelbench=True),
+    Op("relu_scale", 1, "fmaxf({a}, 0.0f) * {s}", "np.maximum({a}, 0.0) * {s}",
+       ("torch.relu({a}) * {s}", "{a}.clamp(min=0) * {s}"), "max({a}, 0) * {s}",
+       "ReLU of {a} times {s}", scalar=True),
+    Op("tanh_scale", 1, "tanhf({a} * {s})", "np.tanh({a} * {s})", ("torch.tanh({a} * {s})",),
+       "tanh({a} * {s})", "tanh of {a} times {s}", scalar=True),
+    Op("sigmoid_shift", 1, "1.0f / (1.0f + expf(-{a})) - 0.5f", "1.0 / (1.0 + np.exp(-{a})) - 0.5",
+       ("torch.sigmoid({a}) - 0.5",), "sigmoid({a}) - 0.5", "sigmoid of {a} minus one half"),
+    Op("leaky", 1, "({a} > 0.0f ? {a} : {a} * {s})", "np.where({a} > 0, {a}, {a} * {s})",
+       ("torch.where({a} > 0, {a}, {a} * {s})",), "{a} if {a} > 0 else {a} * {s}",
+       "{a} where positive, else {a} times {s}", scalar=True),
+    Op("add", 2, "{a} + {b}", "{a} + {b}", ("{a} + {b}", "torch.add({a}, {b})"), "{a} + {b}",
+       "sum of {a} and {b}"),
+    Op("relu_add", 2, "fmaxf({a} + {b}, 0.0f)", "np.maximum({a} + {b}, 0.0)",
+       ("torch.relu({a} + {b})", "({a} + {b}).clamp(min=0)"), "max({a} + {b}, 0)",
+       "ReLU of {a} + {b}"),
+    Op("tanh_add", 2, "tanhf({a}) + {b}", "np.tanh({a}) + {b}", ("torch.tanh({a}) + {b}",),
+       "tanh({a}) + {b}", "tanh of {a} plus {b}"),
+    Op("sub", 2, "{a} - {b}", "{a} - {b}", ("{a} - {b}", "torch.sub({a}, {b})"), "{a} - {b}",
+       "difference {a} - {b}"),
+    Op("mul", 2, "{a} * {b}", "{a} * {b}", ("{a} * {b}",), "{a} * {b}", "product of {a} and {b}",
+       kernelbench=True),
+    Op("maximum", 2, "fmaxf({a}, {b})", "np.maximum({a}, {b})", ("torch.maximum({a}, {b})",),
+       "max({a}, {b})", "larger of {a} and {b}"),
+    Op("minimum", 2, "fminf({a}, {b})", "np.minimum({a}, {b})", ("torch.minimum({a}, {b})",),
+       "min({a}, {b})", "smaller of {a} and {b}"),
+    Op("axpy", 2, "{a} * {s} + {b}", "{a} * {s} + {b}", ("{a} * {s} + {b}",
+                                                          "torch.add({b}, {a}, alpha={s})"),
+       "{a} * {s} + {b}", "{a} times {s} plus {b}", scalar=True),
+    Op("lerp", 2, "{a} + {s} * ({b} - {a})", "{a} + {s} * ({b} - {a})",
+       ("torch.lerp({a}, {b}, {s})",), "{a} + {s} * ({b} - {a})",
+       "linear interpolation from {a} to {b} by {s}", scalar=True),
+    Op("sqdiff", 2, "({a} - {b}) * ({a} - {b})", "({a} - {b}) ** 2", ("({a} - {b}) ** 2",),
+       "({a} - {b})^2", "squared difference of {a} and {b}"),
+    Op("where", 2, "({a} > {b} ? {a} - {b} : 0.0f)", "np.where({a} > {b}, {a} - {b}, 0.0)",
+       ("torch.where({a} > {b}, {a} - {b}, 0.0)", "({a} - {b}).clamp(min=0)"),
+       "max({a} - {b}, 0)", "{a} - {b} where positive, else 0"),
+)
+INT_OPS = (
+    Op("abs", 1, "abs({a})", "np.abs({a})", ("torch.abs({a})",), "|{a}|",
+       "absolute value of {a}", integer=True),
+    Op("neg", 1, "-{a}", "-{a}", ("-{a}", "torch.neg({a})"), "-{a}", "negation of {a}",
+       integer=True),
+    Op("scale_add", 1, "{a} * {s} + 1", "{a} * {s} + 1", ("{a} * {s} + 1",), "{a} * {s} + 1",
+       "{a} times {s} plus one", scalar=True, integer=True),
+    Op("add", 2, "{a} + {b}", "{a} + {b}", ("{a} + {b}", "torch.add({a}, {b})"), "{a} + {b}",
+       "sum of {a} and {b}", integer=True),
+    Op("sub", 2, "{a} - {b}", "{a} - {b}", ("{a} - {b}",), "{a} - {b}",
+       "difference {a} - {b}", integer=True),
+    Op("maximum", 2, "max({a}, {b})", "np.maximum({a}, {b})", ("torch.maximum({a}, {b})",),
+       "max({a}, {b})", "larger of {a} and {b}", integer=True),
+    Op("xor", 2, "{a} ^ {b}", "np.bitwise_xor({a}, {b})", ("torch.bitwise_xor({a}, {b})",
+                                                           "{a} ^ {b}"),
+       "{a} xor {b}", "bitwise xor of {a} and {b}", integer=True),
+)

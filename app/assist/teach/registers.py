@@ -1,0 +1,206 @@
+"""One operation told in the registers users write in (issue 27): the project's own formulas,
+a PyTorch expression or forward as KernelBench states problems (its inputs' shapes given as
+`batch_size x dim`), a one-line docstring, and an engineer's terse note. The kernel and spec
+are the same whatever the register: the model learns that they all ask for the same thing,
+and that a `batch_size x dim` tensor has batch_size * dim elements.
+
+The words here are our own; no register names KernelBench, and the guard
+(app.assist.teach.kbguard) refuses any description that copies one of its problems.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from app.assist.teach.candidate import Arg
+from app.assist.teach.ops import Op
+
+REGISTERS = ("project", "pytorch", "docstring", "terse")
+# How often each register is drawn: PyTorch's most (what users paste, and what the adapter
+# knew least), the project's own next (the suite speaks it).
+REGISTER_WEIGHTS = (3, 4, 2, 2)
+SHORT_DTYPES = {"float32": ("f32", "fp32", "float"), "float16": ("f16", "fp16", "half"),
+                "bfloat16": ("bf16", "bfloat16"), "int32": ("i32", "int32", "int")}
+INDEX_LETTERS = ("i", "j", "k")
+
+
+@dataclass(frozen=True)
+class Told:
+    """What a description says: the operation, its arguments and how it is laid out."""
+
+    op: Op
+    ins: tuple[str, ...]
+    out: str
+    scalar: Arg | None
+    src: str                 # the inputs' dtype
+    dst: str                 # the output's dtype
+    dims: tuple[str, ...]    # size names, outermost first
+    pitch: str               # the input rows' pitch (a size name), or '' when contiguous
+    grid: tuple[str, ...]
+    block: str
+    capped: bool
+    spelled: bool            # whether the element count is spelled out
+
+    @property
+    def total(self) -> str:
+        """The element count as a product of the dims."""
+        return " * ".join(self.dims)
+
+    def fill(self, template: str, names: tuple[str, ...]) -> str:
+        """An operation's template with its inputs (and scalar) by these names."""
+        values = dict(zip("ab", names, strict=False))
+        if self.scalar is not None:
+            values["s"] = self.scalar.name
+        return template.format(**values)
+
+
+def _shape_words(told: Told) -> str:
+    """'batch_size x dim': the logical shape (a strided input's pitch is told apart)."""
+    return " x ".join(told.dims)
+
+
+def _dtype_clause(told: Told) -> str:
+    """The types in words."""
+    if told.src != told.dst:
+        return f"{told.src} inputs, a {told.dst} output (compute in float32)"
+    if told.src in ("float16", "bfloat16"):
+        return f"{told.src} data, computed in float32"
+    return f"{told.src} data"
+
+
+def _scalar_clause(told: Told) -> str:
+    """' alpha is a float32 scalar argument.' or ''."""
+    if told.scalar is None:
+        return ""
+    return f" {told.scalar.name} is a {told.scalar.dtype} scalar argument."
+
+
+def _launch_clause(rng: random.Random, told: Told) -> str:
+    """The launch in words: capped (a grid-stride loop), or one thread per element."""
+    if told.capped:
+        return rng.choice((f" The grid is capped ({told.grid[0]} blocks of {told.block}): "
+                           "each thread loops over the elements with a grid-sized stride.",
+                           f" The launch caps the blocks at {told.grid[0]}: use a grid-stride "
+                           "loop."))
+    if len(told.grid) > 1:
+        return rng.choice(("", f" A block row per {told.dims[0]} index: grid "
+                               f"({', '.join(told.grid)}), block {told.block}."))
+    return rng.choice(("", f" One thread per output element: grid {told.grid[0]}, block "
+                           f"{told.block}."))
+
+
+def _count_clause(rng: random.Random, told: Told) -> str:
+    """The element count, when this description spells it out."""
+    if not told.spelled or len(told.dims) == 1:
+        return ""
+    return rng.choice((f" ({told.total} elements in all: one flat index covers them)",
+                       f"; there are {told.total} elements",
+                       f" (flatten: {told.total} elements, row-major)"))
+
+
+def project(rng: random.Random, told: Told) -> str:
+    """`out[i, j] = |x[i, j]| for every i < rows, j < cols ...`: the project's notation."""
+    letters = INDEX_LETTERS[:len(told.dims)]
+    at = "[" + ", ".join(letters) + "]"
+    formula = told.fill(told.op.formula, tuple(f"{n}{at}" for n in told.ins))
+    bounds = ", ".join(f"{letter} < {dim}" for letter, dim in zip(letters, told.dims,
+                                                                   strict=True))
+    text = f"{told.out}{at} = {formula} for every {bounds}"
+    if len(told.dims) > 1:
+        text += f", row-major {_shape_words(told)} arrays"
+    if told.pitch:
+        text += (f"; the rows of {told.ins[0]} lie {told.pitch} elements apart ({told.pitch} "
+                 f">= {told.dims[-1]}), {told.out} is contiguous")
+    text += _count_clause(rng, told) + f", {_dtype_clause(told)}."
+    return text + _scalar_clause(told) + _launch_clause(rng, told)
+
+
+def _torch_expression(rng: random.Random, told: Told) -> str:
+    """The PyTorch expression (a strided input is sliced to its first columns)."""
+    names = told.ins
+    if told.pitch:
+        names = (f"{told.ins[0]}[:, :{told.dims[-1]}]", *told.ins[1:])
+    return told.fill(rng.choice(told.op.torch), names)
+
+
+def _tensor_words(told: Told, name: str, first: bool) -> str:
+    """'x (float32, shape batch_size x dim)'."""
+    shape = _shape_words(told)
+    if told.pitch and first:
+        shape = f"{told.dims[0]} x {told.pitch}"
+    return f"{name} ({told.src}, shape {shape})"
+
+
+def pytorch(rng: random.Random, told: Told) -> str:
+    """The expression as a PyTorch problem states it, with its inputs' shapes."""
+    expression = _torch_expression(rng, told)
+    inputs = ", ".join(_tensor_words(told, n, i == 0) for i, n in enumerate(told.ins))
+    output = f"{told.out} ({told.dst}, shape {_shape_words(told)})"
+    if rng.random() < 0.5:
+        layout = "tensors are row-major" if told.pitch else \
+            "every tensor is contiguous and row-major"
+        verb = rng.choice(("Compute", "Evaluate", "Implement"))
+        text = (f"{verb} what the PyTorch expression `{expression}` gives for the inputs "
+                f"{inputs}, into {output}; {layout}, and the sizes are int32 arguments.")
+    else:
+        params = ", ".join(told.ins)
+        made = rng.choice(("torch.randn", "torch.rand"))
+        text = (f"forward(self, {params}) returns `{expression}`, where each input is "
+                f"{made}({', '.join((told.dims[0], told.pitch) if told.pitch else told.dims)})"
+                f" ({told.src}); write the result to {output}.")
+    if rng.random() < 0.5:  # a problem often opens with what its model does, in a sentence
+        words = told.fill(told.op.words, told.ins)
+        text = f"{words[0].upper()}{words[1:]}, elementwise. {text}"
+    if told.pitch:
+        text += f" {told.ins[0]}'s rows are {told.pitch} elements long; only the first " \
+                f"{told.dims[-1]} are used."
+    if told.src in ("float16", "bfloat16"):
+        text += " Compute in float32."
+    if told.spelled and len(told.dims) > 1:
+        text += f" The output has {told.total} elements."
+    return text + _scalar_clause(told) + _launch_clause(rng, told)
+
+
+def docstring(rng: random.Random, told: Told) -> str:
+    """A one-line docstring: what it computes, on what."""
+    text = told.fill(told.op.words, told.ins)
+    if told.pitch:
+        text += f" over the first {told.dims[-1]} columns of each row"
+    pitch = f", row pitch {told.pitch}" if told.pitch else ""
+    extra = rng.choice(("", " Elementwise.", " One thread per element.")) if not told.capped \
+        else rng.choice((" Grid-stride loop: the grid is capped.", " Capped grid, strided loop."))
+    if told.spelled and len(told.dims) > 1:
+        extra += f" {told.total} elements."
+    scalar = f" ({told.scalar.name} is a scalar)" if told.scalar is not None else ""
+    return (f'"""{text[0].upper()}{text[1:]} ({_shape_words(told)}, {told.src}{pitch}) into '
+            f'{told.out}{scalar}.{extra}"""')
+
+
+def terse(rng: random.Random, told: Told) -> str:
+    """An engineer's note: the formula, types and shape, abbreviated."""
+    formula = told.fill(told.op.formula, told.ins)
+    src = rng.choice(SHORT_DTYPES[told.src])
+    types = src if told.src == told.dst else f"{src} -> {rng.choice(SHORT_DTYPES[told.dst])}"
+    shape = rng.choice(("[" + ", ".join(told.dims) + "]", " x ".join(told.dims)))
+    parts = [f"{told.out} = {formula}", types, shape]
+    if told.spelled and len(told.dims) > 1:
+        parts.append(f"numel = {told.total}")
+    if told.pitch:
+        parts.append(f"{told.ins[0]} row stride {told.pitch} (>= {told.dims[-1]}), "
+                     f"{told.out} dense")
+    if told.scalar is not None:
+        parts.append(f"{told.scalar.name} scalar")
+    if told.capped:
+        parts.append(rng.choice(("grid-stride loop", "capped grid, loop")))
+    if told.src in ("float16", "bfloat16"):
+        parts.append("fp32 math")
+    return rng.choice(("; ", ", ", " | ")).join(parts)
+
+
+TELLERS = {"project": project, "pytorch": pytorch, "docstring": docstring, "terse": terse}
+
+
+def describe(register: str, rng: random.Random, told: Told) -> str:
+    """The description of told in that register."""
+    return TELLERS[register](rng, told)
