@@ -37,6 +37,26 @@ def save_tiny_llama(folder: Path, tokenizer_from: Path, seed: int = 0) -> Path:
                          max_position_embeddings=512, bos_token_id=1, eos_token_id=2,
                          pad_token_id=2, tie_word_embeddings=True)
     LlamaForCausalLM(config).save_pretrained(str(folder))
+    return _with_tokenizer(folder, tokenizer_from)
+
+
+def save_tiny_qwen2(folder: Path, tokenizer_from: Path) -> Path:
+    """A two-layer Qwen2 (biases on q/k/v, an untied head: not SmolLM2's layout) with random
+    weights and the default model's tokenizer, as safetensors."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(0)
+    config = Qwen2Config(vocab_size=49152, hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                         max_position_embeddings=512, bos_token_id=1, eos_token_id=2,
+                         pad_token_id=2, tie_word_embeddings=False)
+    Qwen2ForCausalLM(config).save_pretrained(str(folder))
+    return _with_tokenizer(folder, tokenizer_from)
+
+
+def _with_tokenizer(folder: Path, tokenizer_from: Path) -> Path:
+    """The model folder with the default model's tokenizer and chat template beside it."""
     for name in TOKENIZER_FILES:
         shutil.copyfile(tokenizer_from / name, folder / name)
     return folder
