@@ -246,20 +246,7 @@ OUTPUTS = {outputs}
 
 def reference(**arguments):
     """forward's outputs, the Model built at these sizes and holding these weights."""
-    import torch
-
-    module = problem_module(PROBLEM, {{name: int(arguments[name]) for name in SIZES}})
-    model = built_model(module)
-    own = model.state_dict()
-    state = {{key: as_tensor(arguments[name], dtype).reshape(own[key].shape)
-             for name, (key, dtype) in WEIGHTS.items()}}
-    model.load_state_dict(state, strict=False)
-    tensors = [arguments[name] if dtype in ("int", "float")
-               else as_tensor(arguments[name], dtype).reshape(()) if zero_d
-               else as_tensor(arguments[name], dtype) for name, dtype, zero_d in INPUTS]
-    with torch.no_grad():
-        returned = outputs_of(model(*tensors))
-    return {{name: as_array(tensor) for name, tensor in zip(OUTPUTS, returned, strict=True)}}
+    return forward_outputs(PROBLEM, SIZES, INPUTS, WEIGHTS, OUTPUTS, arguments)
 '''
 
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.assist.tasks.kernelbench import RESERVED, Refused
+from app.assist.tasks.kernelbench import Refused
 from app.assist.tasks.kernelbench_sizes import Sizes
 
 # Verify cases are scaled down from the problem's sizes (which fill gigabytes) to at most this
@@ -27,6 +27,13 @@ INT32_MAX = (1 << 31) - 1
 DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16",
           "float64": "float64", "int8": "int8", "uint8": "uint8", "int16": "int16",
           "int32": "int32", "int64": "int64", "bool": "uint8"}
+# Names no kernel parameter can have (C++ keywords a Python name may be), and those of the
+# kernel's own helpers: an argument so named gets a suffix.
+RESERVED = frozenset("""auto bool break case catch char class const continue default delete do
+double else enum extern float for goto if inline int long namespace new operator private
+protected public register return short signed sizeof static struct switch template this throw
+try typedef union unsigned virtual void volatile while half blockIdx threadIdx blockDim
+gridDim""".split())
 # Deep Models sum over sum: PyTorch's order and a kernel's differ by more than a few ulps.
 DEEP_WEIGHTS = 20
 
@@ -157,10 +164,12 @@ def plan(answer: dict[str, Any], sizes: Sizes, params: list[str], defaults: int 
     every = [{**sizes.values}, *({**sizes.values, **c["case"]} for c in chosen)]
     infos = _infos(answer, chosen)
     dims = Dims(sizes, every)
-    taken = set(params[:len(infos[0]["inputs"])]) | set(sizes.values)
-    inputs = _inputs(infos, dims, params, answer["drawn"]["inputs"], defaults)
+    count = len(infos[0]["outputs"])
+    names = ["out"] if count == 1 else [f"out{i}" for i in range(count)]
+    taken = set(sizes.values) | set(names)
+    inputs = _inputs(infos, dims, params, answer["drawn"]["inputs"], defaults, taken)
     weights, kept = _weights(infos, dims, answer["drawn"]["state"], taken)
-    outputs = _outputs(infos, dims, taken)
+    outputs = _outputs(infos, dims, names)
     scalars = dims.varying + [d for d in dims.derived if d not in dims.varying]
     for derived in dims.derived:
         if derived in taken:
@@ -189,18 +198,16 @@ def _case(case: dict[str, int], dims: Dims, index: int) -> dict[str, int]:
 
 
 def _inputs(infos: list[dict[str, Any]], dims: Dims, params: list[str],
-            inits: list[str], defaults: int) -> list[Buffer]:
-    """get_inputs' tensors as `in` buffers named as forward's parameters."""
+            inits: list[str], defaults: int, taken: set[str]) -> list[Buffer]:
+    """get_inputs' tensors as `in` buffers named as forward's parameters (a name the task
+    uses already, or that no kernel parameter can have, gets a suffix: the reference passes
+    them by position)."""
     count = len(infos[0]["inputs"])
     if count > len(params) or count < len(params) - defaults:
         raise Refused(f"forward takes {len(params)} input(s) but get_inputs returns {count}")
-    params = params[:count]  # the rest keep their defaults (forward(x, mask=None))
-    for param in params:
-        if param in RESERVED:
-            raise Refused(f"forward's parameter `{param}` has a name the task itself uses "
-                          f"({', '.join(sorted(RESERVED))}): rename it in the problem file")
     found = []
-    for index, name in enumerate(params):
+    for index, param in enumerate(params[:count]):  # the rest keep their defaults (mask=None)
+        name = _unique(param, taken)
         shapes = [info["inputs"][index][0] for info in infos]
         torch_dtype = infos[0]["inputs"][index][1]
         if torch_dtype in ("int", "float"):
@@ -239,13 +246,10 @@ def _weights(infos: list[dict[str, Any]], dims: Dims, drawn: dict[str, Any],
     return weights, kept
 
 
-def _outputs(infos: list[dict[str, Any]], dims: Dims, taken: set[str]) -> list[Buffer]:
+def _outputs(infos: list[dict[str, Any]], dims: Dims, names: list[str]) -> list[Buffer]:
     """forward's tensors as `out` buffers: out, or out0, out1... for several."""
-    count = len(infos[0]["outputs"])
     found = []
-    for index in range(count):
-        name = "out" if count == 1 else f"out{index}"
-        taken.add(name)
+    for index, name in enumerate(names):
         shapes = [info["outputs"][index][0] for info in infos]
         torch_dtype = infos[0]["outputs"][index][1]
         dtype = _spec_dtype(torch_dtype, f"forward's output {index}")

@@ -105,3 +105,46 @@ def as_array(tensor: Any) -> Any:
 def outputs_of(returned: Any) -> list[Any]:
     """forward's result as a list of tensors (one tensor, or a tuple or list of them)."""
     return list(returned) if isinstance(returned, tuple | list) else [returned]
+
+
+# The last Model built, by its sizes, with its state as built: a warm reference process serves
+# every seed of a case, and building a level-3 Model is most of a call's time. One only: such
+# a Model may be large.
+_BUILT: dict[tuple[tuple[str, int], ...], tuple[Any, dict[str, Any]]] = {}
+
+
+def model_at(path: Path | str, sizes: dict[str, int]) -> tuple[Any, dict[str, Any]]:
+    """The problem's Model built at these sizes, and a copy of its state as built."""
+    key = tuple(sorted(sizes.items()))
+    if key not in _BUILT:
+        _BUILT.clear()
+        model = built_model(problem_module(path, sizes))
+        _BUILT[key] = (model, {k: v.detach().clone() for k, v in model.state_dict().items()})
+    return _BUILT[key]
+
+
+def forward_outputs(path: Path | str, sizes: list[str], inputs: list[tuple[str, str, bool]],
+                    weights: dict[str, tuple[str, str]], outputs: list[str],
+                    arguments: dict[str, Any]) -> dict[str, Any]:
+    """What the reference returns: forward's outputs by name, the Model built at the sizes
+    the arguments give, its state as built (what the Model keeps for itself: masks, tables)
+    with the weights the verifier drew loaded over it, run as KernelBench runs it (in training
+    mode, seeded) on the inputs in forward's order. `inputs`: (argument, torch dtype, 0-d);
+    `weights`: argument -> (state key, torch dtype)."""
+    import torch
+
+    model, initial = model_at(path, {name: int(arguments[name]) for name in sizes})
+    state = dict(initial)
+    for name, (key, dtype) in weights.items():
+        state[key] = as_tensor(arguments[name], dtype).reshape(initial[key].shape)
+    model.load_state_dict(state)
+    tensors = [arguments[name] if dtype in ("int", "float")
+               else as_tensor(arguments[name], dtype).reshape(()) if zero_d
+               else as_tensor(arguments[name], dtype) for name, dtype, zero_d in inputs]
+    torch.manual_seed(0)
+    with torch.no_grad():
+        returned = outputs_of(model(*tensors))
+    if len(returned) != len(outputs):
+        raise ValueError(f"forward returned {len(returned)} tensors where the task has "
+                         f"{len(outputs)} outputs")
+    return {name: as_array(tensor) for name, tensor in zip(outputs, returned, strict=True)}

@@ -20,7 +20,9 @@ from app.assist.tasks.kernelbench import Refused, call_name, function_named, lit
 SIZE_LIKE = re.compile(r"channel|feature|hidden|class|embd|embed|dim|width|height|depth|"
                        r"length|len$|seq|size|^[nmkl]$|^[NMKL]$|batch|num_input|units",
                        re.IGNORECASE)
-NOT_SIZE = re.compile(r"kernel|stride|pad|dilation|group|head|layer|pool|patch|block|expand|"
+# `layer` as a count (num_layers), not as a width (layer_sizes, hidden_layer_sizes).
+NOT_SIZE = re.compile(r"kernel|stride|pad|dilation|group|head|layer(?!_?size)|pool|patch|block|"
+                      r"expand|"
                       r"reduce|growth|stage|cluster|_dim$|^dim$|scale|factor|padding",
                       re.IGNORECASE)
 SMALL = (3, 5, 7, 11, 13, 17, 19, 23)
@@ -169,16 +171,29 @@ def _halvings(start: dict[str, int], names: list[str], steps: int) -> list[dict[
     return found
 
 
+def _tied(sizes: Sizes, names: list[str], wanted: tuple[int, ...]) -> dict[str, int]:
+    """As _wanted, but sizes of equal value in the file get equal values (a LayerNorm over
+    out_channels applied along a width that the file makes equal to it)."""
+    values = list(dict.fromkeys(sizes.values[name] for name in names))
+    chosen = {value: wanted[index % len(wanted)] for index, value in enumerate(values)}
+    case = dict(sizes.values)
+    for name in names:
+        case[name] = min(case[name], chosen[case[name]])
+    return case
+
+
 def candidates(sizes: Sizes, wanted: tuple[int, ...], even: tuple[int, ...]
                ) -> list[dict[str, int]]:
     """Cases to try in order: every scalable size at the wanted values (primes, then even
     numbers, for Models that need multiples), then only the inputs' sizes, then the leading
-    (batch) size alone, each halved further until it fits; last the file's sizes halved."""
+    (batch) size alone, each halved further until it fits; then each of those with the sizes
+    the file makes equal kept equal; last the file's sizes halved."""
     every, own = sizes.scalable, sizes.of_inputs
     tried = []
-    for names, values in ((every, wanted), (own, wanted), (every, even), (own, even),
-                          (own[:1], wanted)):
-        tried += _halvings(_wanted(sizes, names, values), names, HALVINGS // 4)
+    choices = ((every, wanted), (own, wanted), (every, even), (own, even), (own[:1], wanted))
+    for make in (_wanted, _tied):
+        for names, values in choices:
+            tried += _halvings(make(sizes, names, values), names, HALVINGS // 4)
     tried += _halvings(sizes.values, every, HALVINGS) + _halvings(sizes.values, own, HALVINGS)
     unique: list[dict[str, int]] = []
     for case in tried:
