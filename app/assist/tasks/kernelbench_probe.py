@@ -245,8 +245,17 @@ def described_values(values: Any, integer: bool) -> str:
         return f"randint({int(low)}, {int(high) + 1})"
     mean, deviation = float(values.mean()), float(values.std())
     if values.size >= 8 and (high - low) / deviation > UNIFORM_SPAN:
-        return f"normal({_number(mean)}, {_number(deviation)})"
-    return f"uniform({_number(low)}, {_number(high)})"
+        return f"normal({_rounded(mean)}, {_rounded(deviation)})"
+    return f"uniform({_rounded(low, math.floor)}, {_rounded(high, math.ceil)})"
+
+
+def _rounded(value: float, direction: Callable[[float], float] = round) -> str:
+    """A value seen in a sample, to two significant digits (rounded down for a low bound, up
+    for a high one: a sample's range is narrower than what drew it)."""
+    if value == 0 or not math.isfinite(value):
+        return _number(value)
+    scale = 10.0 ** (math.floor(math.log10(abs(value))) - 1)
+    return _number(direction(value / scale) * scale)
 
 
 def how_drawn(watch: Watch, tensor: Any) -> tuple[str, bool]:
@@ -297,7 +306,9 @@ def probe(path: Path, request: str) -> dict[str, Any]:
     kept = [g["case"] for g in answer["groups"] if "case" in g]
     if kept:
         try:
-            answer["drawn"] = traced(path, kept[0])
+            # The larger of the small cases: its inputs are a better sample of how they are
+            # drawn (the weights' generators are seen, whatever the case).
+            answer["drawn"] = traced(path, kept[min(1, len(kept) - 1)])
         except Exception as error:  # noqa: BLE001
             answer["error"] = f"the Model cannot be built on the CPU: {one_line(error)}"
     return {"answer": np.frombuffer(json.dumps(answer).encode(), dtype=np.uint8)}

@@ -1,7 +1,9 @@
 """Running a KernelBench problem file at chosen sizes: the file's size constants (module-level
 `name = number`, and the numbers of `name = (number, ...)`, called `name_0`, `name_1`...) are
 replaced by a case's values before the file runs, so that every constant derived from them
-(`bias_shape = (out_channels, 1, 1)`) and get_inputs/get_init_inputs follow.
+(`bias_shape = (out_channels, 1, 1)`) and get_inputs/get_init_inputs follow; so are the sizes
+written as numbers in get_inputs' tensors (`torch.rand(batch_size, 3, 224, 224)`: the two 224s
+are `get_inputs_0` and `get_inputs_1`; numbers below LITERAL_SIZE, channels say, are not sizes).
 
 This module is the part of an imported task's reference that is not generated: its text is
 written into each reference file (a reference is self-contained), and the import's probe
@@ -55,10 +57,44 @@ def _overridden(statement: ast.stmt, overrides: dict[str, int]) -> list[ast.stmt
                        value=_replaced(name, node.value, overrides)) for name in names]
 
 
+LITERAL_SIZE = 16
+FACTORIES = frozenset({"rand", "randn", "randint", "zeros", "ones", "empty", "full"})
+
+
+def _size_arguments(call: ast.Call) -> list[ast.expr]:
+    """The arguments of a tensor factory that give its size (not randint's bounds, not
+    full's value)."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if name not in FACTORIES:
+        return []
+    given = [k.value for k in call.keywords if k.arg == "size"]
+    if name == "randint":
+        return given + list(call.args[2:3] if len(call.args) >= 3 else call.args[1:2])
+    return given + list(call.args[:1] if name == "full" else call.args)
+
+
+def input_literals(tree: ast.Module) -> list[ast.Constant]:
+    """The sizes written as numbers in get_inputs' tensor factories, in the order they are
+    written."""
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef)
+                     and n.name == "get_inputs"), None)
+    found: list[ast.Constant] = []
+    for node in ast.walk(function) if function else ():
+        if isinstance(node, ast.Call):
+            for argument in _size_arguments(node):
+                elements = argument.elts if isinstance(argument, ast.Tuple | ast.List) else [
+                    argument]
+                found += [e for e in elements if isinstance(e, ast.Constant) and type(
+                    e.value) is int and e.value >= LITERAL_SIZE]
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
 def problem_module(path: Path | str, overrides: dict[str, int]) -> types.ModuleType:
     """The problem file run as a module of its own, its sizes set to `overrides`."""
     location = Path(path)
     tree = ast.parse(location.read_text(encoding="utf-8-sig"), filename=location.name)
+    for index, node in enumerate(input_literals(tree)):
+        node.value = overrides.get(f"get_inputs_{index}", node.value)
     tree.body = [s for node in tree.body for s in _overridden(node, overrides)]
     module = types.ModuleType("kernelbench_problem")
     module.__file__ = str(location)

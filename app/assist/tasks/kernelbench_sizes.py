@@ -1,9 +1,11 @@
 """A KernelBench file's sizes, read as text: which module-level numbers are sizes, which of them
 verify may scale down, and the candidate cases to try (kernelbench_probe runs them).
 
-A size is a module-level `name = number` (`height = width = 128` gives two) or a number inside
-`name = (number, ...)`, called `name_0`, `name_1`... (so `*input_shape` resolves). A constant
-computed from others (`bias_shape = (out_channels, 1, 1)`) is not a size: it follows them.
+A size is a module-level `name = number` (`height = width = 128` gives two), a number inside
+`name = (number, ...)`, called `name_0`, `name_1`... (so `*input_shape` resolves), or a number
+of at least 16 written in a get_inputs tensor's size, `get_inputs_0`... (kernelbench_runtime).
+A constant computed from others (`bias_shape = (out_channels, 1, 1)`) is not a size: it
+follows them.
 Scaled are the sizes get_inputs' tensors are made from, and those get_init_inputs passes that
 are named like a width (channels, features, hidden...), never the bounds of a torch.randint (its
 values must stay valid indices) nor a kernel size, stride, padding, group or head count.
@@ -16,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from app.assist.tasks.kernelbench import Refused, call_name, function_named, literal
+from app.assist.tasks.kernelbench_runtime import input_literals
 
 SIZE_LIKE = re.compile(r"channel|feature|hidden|class|embd|embed|dim|width|height|depth|"
                        r"length|len$|seq|size|^[nmkl]$|^[NMKL]$|batch|num_input|units",
@@ -139,9 +142,12 @@ def _randint_bounds(function: ast.FunctionDef) -> set[str]:
 def sizes_of(tree: ast.Module) -> Sizes:
     """The file's sizes (see the module's docstring)."""
     values, uses = read_sizes(tree)
+    for index, node in enumerate(input_literals(tree)):
+        values[f"get_inputs_{index}"] = node.value
     inputs = function_named(tree, "get_inputs")
     init = function_named(tree, "get_init_inputs")
-    of_inputs = depends_on(_names(inputs), values, uses)
+    of_inputs = depends_on(_names(inputs), values, uses) | {
+        n for n in values if n.startswith("get_inputs_")}
     kept = depends_on(_randint_bounds(inputs), values, uses)
     widths = {s for s in depends_on(_names(init), values, uses)
               if SIZE_LIKE.search(s) and not NOT_SIZE.search(s)}

@@ -78,6 +78,23 @@ LEVEL1 = {
         def get_init_inputs():
             return []
     '''),
+    "23_Softmax_Wide": _problem('''
+        class Model(nn.Module):
+            """Softmax over rows whose width is written in get_inputs."""
+            def __init__(self):
+                super().__init__()
+
+            def forward(self, x):
+                return torch.softmax(x, dim=1)
+
+        batch_size = 16
+
+        def get_inputs():
+            return [torch.randn(batch_size, 300)]
+
+        def get_init_inputs():
+            return []
+    '''),
 }
 
 # Level 2: a convolution with bias, then a fused tail; a Linear and its activation.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from app.assist.tasks.kernelbench import Refused
 from app.assist.tasks.kernelbench_folder import import_problems
 from app.assist.tasks.suite import load_task
 from app.engine.verify.buffers import generate_inputs
+from app.engine.verify.reference import expected_outputs, load_reference
 from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.verifier import verify_file
 from app.spec.cases import resolve
@@ -36,6 +38,10 @@ GEMM_GELU = '''extern "C" __global__ void kb_12_gemm_gelu_scale(
     out[i] = 0.5f * s * (1.0f + erff(s * 0.70710678f)) * 1.5f;
 }
 '''
+
+# Derived dims (pooling), a number in get_inputs, unpacked sizes and a bias shape, weights and
+# batch norm in a network.
+SAMPLE = ("42_Max_Pool_Strided", "23_Softmax_Wide", "5_Conv2d_Tanh_AddBias", "8_Tiny_ConvNet")
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +77,36 @@ def _load(path: Path) -> Any:
     return module
 
 
+def _sized(text: str, case: dict[str, int]) -> str:
+    """One of our problem texts with its sizes set to a case's, edited as text (not as the
+    importer's runtime does it): `name = 7`, `a = b = 7`, `a, b = 7, 9`, `name = (7, 9)` for
+    name_0 and name_1, and the k-th number of at least 16 in get_inputs for get_inputs_k."""
+    text = re.sub(r"^(\w+) = (\w+) = (\d+)$", r"\1 = \3\n\2 = \3", text, flags=re.M)
+    text = re.sub(r"^(\w+), (\w+) = (\d+), (\d+)$", r"\1 = \3\n\2 = \4", text, flags=re.M)
+    for name, value in case.items():
+        plain = re.compile(rf"^{name} = \d+$", re.M)
+        element = re.fullmatch(r"(\w+)_(\d+)", name)
+        if plain.search(text):
+            text = plain.sub(f"{name} = {value}", text)
+        elif element and element[1] == "get_inputs":
+            head, body = text.split("def get_inputs", 1)
+            numbers = [m for m in re.finditer(r"\b\d+\b", body) if int(m[0]) >= 16]
+            where = numbers[int(element[2])]
+            text = f"{head}def get_inputs{body[:where.start()]}{value}{body[where.end():]}"
+        elif element and re.search(rf"^{element[1]} = \(", text, re.M):
+            line = re.search(rf"^{element[1]} = \((.*)\)$", text, re.M)
+            assert line is not None
+            parts = [p.strip() for p in line[1].split(",")]
+            parts[int(element[2])] = str(value)
+            text = text.replace(line[0], f"{element[1]} = ({', '.join(parts)})")
+        else:
+            assert "_dim" in name, f"the test cannot set {name}"  # a dim the Model gives
+    return text
+
+
 def _own_outputs(problem: Path, spec: Spec, inputs: dict[str, Any]) -> list[Any]:
-    """The problem's own Model at its own sizes, its state set to the drawn weights, run by
-    this test without the task's reference (the file is ours: it may run here)."""
+    """The problem's own Model at the sizes its file says, its state set to the drawn weights,
+    run by this test without the task's reference (the file is ours: it may run here)."""
     module = _load(problem)
     torch.manual_seed(0)
     model = module.Model(*module.get_init_inputs())
@@ -102,6 +135,28 @@ def test_every_level_imports_and_matches_the_problems_own_forward(
                                atol=1e-5), name
 
 
+def test_the_reference_as_verify_runs_it_matches_forward_at_each_verify_case(
+        imported: dict[str, Path], tmp_path: Path) -> None:
+    """At the scaled-down cases verify runs, the reference in its sandboxed process gives what
+    the problem's forward gives once this test has written the case's sizes into the file (a
+    sample of every level: a reference process takes seconds to start)."""
+    for name in SAMPLE:
+        spec_path = imported[name]
+        spec = load_task(spec_path).spec()
+        problem = (spec_path.parent / "problem.py").read_text()
+        with load_reference(spec.reference_path, spec.base_dir) as reference:
+            for index, case in enumerate(spec.cases):
+                resolved = resolve(spec, case)
+                inputs = generate_inputs(spec, resolved, seed=3, case_index=index)
+                expected = expected_outputs(reference, spec, resolved, inputs)
+                sized = tmp_path / f"{spec_path.stem}_{index}.py"
+                sized.write_text(_sized(problem, dict(case)))
+                own = _own_outputs(sized, spec, inputs)
+                for out, tensor in zip(expected, own, strict=True):
+                    assert np.allclose(expected[out].reshape(tensor.shape), tensor.numpy(),
+                                       atol=1e-5), (name, case)
+
+
 def test_weights_are_inputs_drawn_as_the_model_draws_them(imported: dict[str, Path]) -> None:
     conv = _args(load_task(imported["5_Conv2d_Tanh_AddBias"]).spec())
     bound = f"{1 / math.sqrt(5 * 3 * 3):.9g}"
@@ -128,6 +183,9 @@ def test_sizes_come_from_the_files_constants_and_scale_down(imported: dict[str, 
     net = load_task(imported["8_Tiny_ConvNet"]).spec()
     assert net.bench_case["num_classes"] == 10 and net.bench_case["width"] == 8
     assert min(case["image_size"] for case in net.cases) < net.bench_case["image_size"]
+    wide = load_task(imported["23_Softmax_Wide"]).spec()  # 300: a number in get_inputs
+    assert wide.bench_case == {"batch_size": 16, "get_inputs_0": 300}
+    assert all(case["get_inputs_0"] < 300 for case in wide.cases)
     norm = load_task(imported["31_Group_Norm_Affine"]).spec()
     assert all(case["features"] % 4 == 0 for case in norm.cases)  # its groups still divide it
 
