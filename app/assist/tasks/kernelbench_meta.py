@@ -30,6 +30,12 @@ def reference(request, problem):
 '''
 
 
+# Seconds one problem's probe may take (the reference's own limit, if larger): a recurrent
+# Model on the meta device runs step by step, and a deep bidirectional LSTM at the problem's
+# sizes takes a minute there on a busy 2-core machine.
+PROBE_SECONDS = 600.0
+
+
 def _unusable() -> Refused | None:
     """Why no problem can be run here, if so."""
     usable, reason = sandbox.available()
@@ -75,6 +81,7 @@ def _answers(folder: Path, requests: list[dict[str, Any]]) -> list[dict[str, Any
                 if reference is not None:
                     reference.close()
                 reference = Reference(folder / "probe_ref.py", folder)
+                reference.limit = max(reference.limit, PROBE_SECONDS)
             found.append(_answer(reference, request, f"problem_{index}.py"))
     finally:
         if reference is not None:

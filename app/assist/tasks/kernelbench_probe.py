@@ -256,7 +256,7 @@ def described_values(values: Any, integer: bool) -> str:
     if integer:
         return f"randint({int(low)}, {int(high) + 1})"
     mean, deviation = float(values.mean()), float(values.std())
-    if values.size >= 8 and (high - low) / deviation > UNIFORM_SPAN:
+    if values.numel() >= 8 and (high - low) / deviation > UNIFORM_SPAN:
         return f"normal({_rounded(mean)}, {_rounded(deviation)})"
     return f"uniform({_rounded(low, math.floor)}, {_rounded(high, math.ceil)})"
 
@@ -272,10 +272,10 @@ def _rounded(value: float, direction: Callable[[float], float] = round) -> str:
 
 def how_drawn(watch: Watch, tensor: Any) -> tuple[str, bool]:
     """(init, whether a generator drew it) for one real tensor."""
-    import torch
-
-    values = tensor.detach().to(torch.float64).numpy()
+    # Measured in torch, in float32 for floats: a level-3 Model's weights are hundreds of
+    # millions of numbers, which a float64 copy would double.
     integer = not tensor.dtype.is_floating_point
+    values = tensor.detach().double() if integer else tensor.detach().float()
     how = watch.seen.get(tensor.data_ptr()) if tensor.numel() else ("full", 0.0, 0.0)
     if how is not None and _agrees(how, values):
         if integer and how[0] != "randint":
