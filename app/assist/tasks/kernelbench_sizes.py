@@ -143,7 +143,8 @@ def sizes_of(tree: ast.Module) -> Sizes:
     """The file's sizes (see the module's docstring)."""
     values, uses = read_sizes(tree)
     for index, node in enumerate(input_literals(tree)):
-        values[f"get_inputs_{index}"] = node.value
+        if isinstance(node.value, int):  # always: input_literals keeps whole numbers only
+            values[f"get_inputs_{index}"] = node.value
     inputs = function_named(tree, "get_inputs")
     init = function_named(tree, "get_init_inputs")
     of_inputs = depends_on(_names(inputs), values, uses) | {
