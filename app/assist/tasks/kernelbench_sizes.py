@@ -192,16 +192,21 @@ def _tied(sizes: Sizes, names: list[str], wanted: tuple[int, ...]) -> dict[str, 
 def candidates(sizes: Sizes, wanted: tuple[int, ...], even: tuple[int, ...]
                ) -> list[dict[str, int]]:
     """Cases to try in order: every scalable size at the wanted values (primes, then even
-    numbers, for Models that need multiples), then only the inputs' sizes, then the leading
-    (batch) size alone, each halved further until it fits; then each of those with the sizes
-    the file makes equal kept equal; last the file's sizes halved."""
+    numbers, for Models that need multiples), then only the inputs' sizes, each halved
+    further until it fits; then each of those with the sizes the file makes equal kept equal;
+    then the file's sizes halved again and again, tried from the smallest up (a network that
+    downsamples five times runs at 32 x 32 but not at 5 x 7: the first that runs is the
+    smallest that does); last the leading (batch) size alone (a Model whose layers fix the
+    image's size)."""
     every, own = sizes.scalable, sizes.of_inputs
     tried = []
-    choices = ((every, wanted), (own, wanted), (every, even), (own, even), (own[:1], wanted))
+    choices = ((every, wanted), (own, wanted), (every, even), (own, even))
     for make in (_wanted, _tied):
         for names, values in choices:
             tried += _halvings(make(sizes, names, values), names, HALVINGS // 4)
-    tried += _halvings(sizes.values, every, HALVINGS) + _halvings(sizes.values, own, HALVINGS)
+    tried += _halvings(sizes.values, every, HALVINGS)[::-1]
+    tried += _halvings(sizes.values, own, HALVINGS)[::-1]
+    tried += _halvings(_wanted(sizes, own[:1], wanted), own[:1], HALVINGS // 4)
     unique: list[dict[str, int]] = []
     for case in tried:
         if case not in unique:
