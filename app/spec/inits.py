@@ -18,13 +18,14 @@ import numpy as np
 from app.spec.dtypes import DType
 
 PLAIN = ("normal", "uniform", "ones", "zeros", "arange")
-CALLS = ("uniform", "randint")
+CALLS = ("uniform", "randint", "normal")
 # `randint(-9223372036854775808, 9223372036854775807)` is 48; a longer init is not one.
 MAX_LENGTH = 200
 # Integers are drawn as int64 (uint64 only above its range): the generator's own limits.
 INT64 = (-(2**63), 2**63 - 1)
 UINT64_MAX = 2**64 - 1
-USAGE = "use normal, uniform, uniform(lo, hi), randint(lo, hi), ones, zeros or arange"
+USAGE = ("use normal, normal(mean, std), uniform, uniform(lo, hi), randint(lo, hi), ones, "
+         "zeros, full(value) or arange")
 
 
 class InitError(ValueError):
@@ -34,7 +35,9 @@ class InitError(ValueError):
 @dataclass(frozen=True)
 class Init:
     """A checked init. `kind` is one of PLAIN, or `integers` (whole numbers of [low, high),
-    already clipped to the dtype) or `reals` (uniform over [low, high), clipped likewise)."""
+    already clipped to the dtype), `reals` (uniform over [low, high), clipped likewise),
+    `gaussian` (normal with mean `low` and deviation `high`) or `constant` (every element
+    `low`)."""
 
     kind: str
     low: int | float = 0
@@ -55,10 +58,15 @@ def parse_init(text: str, dtype: DType) -> Init:
     if len(text) > MAX_LENGTH:
         raise InitError(f"init {text[:40]!r}... is {len(text)} characters long (at most "
                         f"{MAX_LENGTH}); {USAGE}")
+    if text.startswith("full("):
+        return _constant(text, dtype)
     call = _call(text)
     if call is None:
         raise InitError(f"unknown init {text!r} ({USAGE})")
     kind, bounds = call
+    if kind == "normal":
+        mean, deviation = (_bound(text, bound) for bound in bounds)
+        return _gaussian(text, mean, deviation, dtype)
     low, high = (_bound(text, bound) for bound in bounds)
     if not low < high:
         raise InitError(f"{text!r}: the low bound must be below the high bound (values are "
@@ -131,3 +139,33 @@ def _real_range(text: str, low: int | float, high: int | float, dtype: DType) ->
     if not math.isfinite(high - low):
         raise InitError(f"{text!r}: the range is wider than float64 can hold; narrow it")
     return Init("reals", low, high)
+
+
+def _constant(text: str, dtype: DType) -> Init:
+    """`full(value)`: every element the value, which the dtype must hold (whole for integer
+    dtypes). The Model's own constant parameters (PReLU's 0.25, say) are drawn this way."""
+    inner = text[len("full("):]
+    if not inner.endswith(")") or "(" in inner[:-1] or ")" in inner[:-1] or "," in inner:
+        raise InitError(f"{text!r}: write full(value), one number")
+    value = _bound(text, inner[:-1].strip())
+    smallest, largest = (-largest_finite(dtype), largest_finite(dtype)) if dtype.is_float \
+        else _holds(dtype)
+    if dtype.is_float is False and not float(value).is_integer():
+        raise InitError(f"{text!r}: {dtype.name} holds whole numbers only")
+    if not smallest <= value <= largest:
+        raise InitError(f"{text!r}: {dtype.name} cannot hold {value:g}")
+    return Init("constant", value, value)
+
+
+def _gaussian(text: str, mean: int | float, deviation: int | float, dtype: DType) -> Init:
+    """`normal(mean, std)` of a float dtype, with a positive deviation (torch's normal_ and
+    the initial values of embeddings and custom parameters, `torch.randn(n) * 0.02`)."""
+    if not dtype.is_float:
+        raise InitError(f"{text!r}: normal(mean, std) is for float dtypes; use randint(lo, hi) "
+                        "for integers")
+    if not deviation > 0:
+        raise InitError(f"{text!r}: the deviation must be above 0 (use full(value) for a "
+                        "constant)")
+    if abs(mean) + 10 * deviation > largest_finite(dtype):
+        raise InitError(f"{text!r}: such values overflow {dtype.name}; narrow it")
+    return Init("gaussian", mean, deviation)

@@ -11,7 +11,7 @@ from app.spec.dtypes import DTYPES, lookup
 from app.spec.inits import InitError, parse_init
 from tests.fuzz.bounds import bounded, grows_linearly
 
-ATOMS = ["uniform", "randint", "normal", "(", ")", ",", " ", "\t", "\n", "1", "-2", "0.5",
+ATOMS = ["uniform", "randint", "normal", "full", "(", ")", ",", " ", "\t", "\n", "1", "-2", "0.5",
          "1e30", "nan", "inf", "1_000", "x", "9" * 30]
 INITS = st.one_of(st.lists(st.sampled_from(ATOMS), max_size=30).map("".join),
                   st.text(max_size=200))
@@ -34,6 +34,27 @@ def test_written_bounds_are_read_back(low: float, high: float, space: str) -> No
     else:
         with pytest.raises(InitError):
             parse_init(text, lookup("float64"))
+
+
+@pytest.mark.parametrize(("text", "dtype", "kind", "low", "high"), [
+    ("normal(0.5, 0.02)", "float32", "gaussian", 0.5, 0.02),
+    ("full(0.25)", "float16", "constant", 0.25, 0.25), ("full(-3)", "int8", "constant", -3, -3),
+    ("full(-1e3)", "float64", "constant", -1000.0, -1000.0)])
+def test_the_models_own_draws_are_inits(text: str, dtype: str, kind: str, low: float,
+                                        high: float) -> None:
+    """What an imported Model's weights start as: normal(mean, std) and full(value)."""
+    init = parse_init(text, lookup(dtype))
+    assert (init.kind, init.low, init.high) == (kind, low, high)
+
+
+@pytest.mark.parametrize(("text", "dtype", "reason"), [
+    ("normal(0, 0)", "float32", "deviation must be above 0"),
+    ("normal(0, 1)", "int32", "for float dtypes"), ("full(0.5)", "int32", "whole numbers"),
+    ("full(300)", "uint8", "cannot hold"), ("full(1, 2)", "float32", "one number"),
+    ("normal(1e38, 1e38)", "float32", "overflow")])
+def test_bad_model_draws_say_why(text: str, dtype: str, reason: str) -> None:
+    with pytest.raises(InitError, match=reason):
+        parse_init(text, lookup(dtype))
 
 
 def test_a_bound_followed_by_many_spaces_is_refused_at_once() -> None:

@@ -4,7 +4,6 @@ problems read as tasks.
 
 from app.assist.tasks.kernelbench import Refused
 from app.assist.tasks.kernelbench_folder import (
-    cases,
     describe,
     import_problem,
     read_problem,
@@ -25,7 +24,7 @@ from app.assist.tasks.suite import (
 )
 
 __all__ = [
-    "TASKS_DIR", "HeldOut", "Refused", "Suite", "Task", "TaskError", "cases", "describe",
+    "TASKS_DIR", "HeldOut", "Refused", "Suite", "Task", "TaskError", "describe",
     "description_in", "description_of", "import_problem", "load_heldout",
     "load_suite", "load_task", "read_problem",
     "reference_text", "spec_text"

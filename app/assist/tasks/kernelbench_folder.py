@@ -1,46 +1,45 @@
-"""A KernelBench problem written as a task folder: the spec (arguments from get_inputs, the
-output from forward's expression, scaled-down verify cases, the problem's own sizes as the
-[bench] case), a reference that runs the problem's Model on the host, and the problem file
-itself (problem.py, run only by that reference, under verify's rules)."""
+"""A KernelBench problem written as a task folder: the spec (get_inputs' tensors and the Model's
+weights as `in` buffers, forward's outputs as `out` buffers, scaled-down verify cases, the
+problem's own sizes as the [bench] case), a reference that loads the weights into the problem's
+Model and runs its forward on the host, and the problem file itself (problem.py, run only by
+that reference and by the import's probe, both under verify's rules: in the sandbox).
+
+The file is first read as text (its sizes, forward's parameters); what its Model is (shapes,
+dtypes, how each weight is drawn) is then learned by running it on torch's meta device inside
+the sandbox (kernelbench_meta, kernelbench_probe), and written down by kernelbench_plan.
+"""
 
 from __future__ import annotations
 
 import ast
 import json
-import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.assist.tasks.forward_shapes import ShapeReader
-from app.assist.tasks.kernelbench import (
+from app.assist.tasks import kernelbench_runtime
+from app.assist.tasks.kernelbench import MAX_PROBLEM_BYTES, Refused, function_named, model_class
+from app.assist.tasks.kernelbench_meta import ask, ask_many
+from app.assist.tasks.kernelbench_plan import (
+    BLOCK,
     MAX_CASE_ELEMENTS,
-    MAX_PROBLEM_BYTES,
-    MEDIUM_SIZES,
-    SMALL_SIZES,
-    Problem,
-    Refused,
-    attributes_of,
-    constants_of,
-    function_named,
-    init_inputs_of,
-    inputs_of,
-    model_class,
-    refuse_weights,
-    returned_expression,
+    WEIGHT_ELEMENTS,
+    Buffer,
+    Plan,
+    plan,
+    tolerance,
 )
+from app.assist.tasks.kernelbench_sizes import Sizes, groups, sizes_of
+from app.assist.tasks.suite import MAX_DESCRIPTION
 from app.base.fsutil import NotAFile, atomic_write_text, read_regular
-from app.spec.expr import evaluate
-from app.spec.expr import names as expression_names
 from app.spec.model import SpecError, parse_spec_text
 
 LEVEL_FOLDER = re.compile(r"level\s*_?([0-9]+)", re.IGNORECASE)
-BLOCK = 256
-INT32_MAX = (1 << 31) - 1
-# Larger than two blocks of BLOCK threads (primes, so no size is a multiple of the block).
-LARGE_SIZES = (1031, 523)
 TOO_DEEP = ("{name} has expressions too deeply nested to read: write the problem with plain "
             "expressions (KernelBench problems have no such nesting)")
+LISTED_WEIGHTS = 8
+CLIPPED = "\n    ... (the rest is in problem.py)"
 
 
 def _level(path: Path) -> int | None:
@@ -74,12 +73,22 @@ def read_source(path: Path) -> str:
         raise Refused(f"{path.name} is not UTF-8 text: {error}") from None
 
 
+@dataclass
+class Problem:
+    """What the file says, read without running it: its name, level, the Model's docstring
+    and source, forward's parameters, the sizes."""
+
+    stem: str
+    level: int
+    doc: str
+    model_source: str
+    params: list[str]
+    sizes: Sizes
+    defaults: int = 0
+
+
 def read_problem(path: Path, source: str | None = None) -> Problem:
-    """Read a problem file as text; Refused says why it does not map."""
-    level = _level(path)
-    if level is not None and level != 1:
-        raise Refused(f"{path.name} is a level-{level} problem (fused operators or whole "
-                      "models): only level-1 problems map to a task")
+    """Read a problem file as text; Refused says why it is not a KernelBench problem."""
     text = read_source(path) if source is None else source
     try:
         tree = ast.parse(text, filename=path.name)
@@ -88,70 +97,34 @@ def read_problem(path: Path, source: str | None = None) -> Problem:
     except (RecursionError, MemoryError):
         raise Refused(TOO_DEEP.format(name=path.name)) from None
     try:
-        return _problem(path.stem, tree)
+        return _problem(path, tree, text)
     except (RecursionError, MemoryError):
         raise Refused(TOO_DEEP.format(name=path.name)) from None
 
 
-def _problem(stem: str, tree: ast.Module) -> Problem:
+def _problem(path: Path, tree: ast.Module, text: str) -> Problem:
     """The parts of a parsed problem."""
     model = model_class(tree)
-    refuse_weights(model)
     forward = function_named(model, "forward")
-    returned = returned_expression(forward)
-    constants = constants_of(tree)
-    inputs = inputs_of(tree, forward, constants)
-    init_inputs = init_inputs_of(tree, constants)
-    shape = ShapeReader(inputs, attributes_of(model, init_inputs), constants).shape(returned)
-    if shape is None:
-        raise Refused("forward returns a number, not a tensor")
-    sizes = {n: constants[n] for t in inputs for d in t.shape for n in expression_names(d)}
-    _check_sizes(sizes, [t.name for t in inputs], [t.shape for t in inputs] + [shape.dims])
-    passed = {n.id for n in ast.walk(function_named(tree, "get_init_inputs"))
-              if isinstance(n, ast.Name)}
-    values = attributes_of(model, init_inputs)
-    return Problem(stem, _doc(model), _with_values(returned, values), inputs, sizes, init_inputs,
-                   shape.dims, shape.dtype, shape.summed, frozenset(passed & set(sizes)))
+    if forward.args.vararg or forward.args.kwonlyargs:
+        raise Refused("forward takes *args or keyword-only arguments: only named tensor "
+                      "parameters map to buffers")
+    source = ast.get_source_segment(text, model) or ast.unparse(model)
+    return Problem(path.stem, _level(path) or 1, _doc(model), source,
+                   [a.arg for a in forward.args.args[1:]], sizes_of(tree),
+                   len(forward.args.defaults))
 
 
-def _check_sizes(sizes: dict[str, Any], params: list[str],
-                 shapes: list[tuple[str, ...]]) -> None:
-    """Sizes are the kernel's int32 scalars and every dim must have elements: refuse the rest
-    (and forward parameters named like a size, which would be two arguments of one name)."""
-    for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise Refused(f"the size {name} = {value!r} is not a whole number")
-        if not 0 < value <= INT32_MAX:
-            raise Refused(f"the size {name} = {value} is not a positive int32 (1 to {INT32_MAX})")
-    taken = set(params) & set(sizes)
-    if taken:
-        raise Refused(f"forward's parameter `{sorted(taken)[0]}` has the name of a size "
-                      "constant: rename one of them in the problem file")
-    for dims in shapes:
-        for dim in dims:
-            if int(evaluate(dim, sizes)) <= 0:
-                raise Refused(f"the dim `{dim}` is {int(evaluate(dim, sizes))} at the problem's "
-                              "sizes: every dim must be at least 1")
+def request(problem: Problem) -> dict[str, Any]:
+    """What the probe is asked: the file's own sizes, the candidate cases, the limits."""
+    return {"bench": {}, "groups": groups(problem.sizes), "elements": MAX_CASE_ELEMENTS,
+            "weights": WEIGHT_ELEMENTS}
 
 
-class _Substitute(ast.NodeTransformer):
-    """Replaces self.attr by its value, so the description shows numbers, not attributes."""
-
-    def __init__(self, values: dict[str, Any]) -> None:
-        """Know the Model's attribute values."""
-        self.values = values
-
-    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        """self.attr with a known value becomes that value."""
-        if isinstance(node.value, ast.Name) and node.value.id == "self" and isinstance(
-                self.values.get(node.attr), int | float | bool):
-            return ast.Constant(self.values[node.attr])
-        return self.generic_visit(node)
-
-
-def _with_values(expression: ast.expr, values: dict[str, Any]) -> str:
-    """The returned expression as text, with the Model's attributes replaced by values."""
-    return ast.unparse(_Substitute(values).visit(ast.parse(ast.unparse(expression), mode="eval")))
+def task_plan(problem: Problem, source: str) -> Plan:
+    """The task's buffers and cases, learned by running the problem in the sandbox."""
+    return plan(ask(source, request(problem)), problem.sizes, problem.params,
+                problem.defaults)
 
 
 def task_name(stem: str) -> str:
@@ -159,150 +132,144 @@ def task_name(stem: str) -> str:
     return "kb_" + re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_")
 
 
-def _elements(dims: tuple[str, ...], case: dict[str, int]) -> int:
-    """Elements of a shape in a case."""
-    return math.prod(int(evaluate(d, case)) for d in dims)
-
-
-def _fits(problem: Problem, case: dict[str, int]) -> bool:
-    """Whether every buffer of a case stays within MAX_CASE_ELEMENTS."""
-    shapes = [t.shape for t in problem.inputs] + [problem.output_shape]
-    return all(0 < _elements(dims, case) <= MAX_CASE_ELEMENTS for dims in shapes)
-
-
-def _scaled(problem: Problem, wanted: tuple[int, ...]) -> dict[str, int]:
-    """A case with each size variable at its wanted value (never above the problem's), halved
-    from the largest until every buffer fits."""
-    case = {name: value if name in problem.fixed else min(value, wanted[i % len(wanted)])
-            for i, (name, value) in enumerate(problem.sizes.items())}
-    free = [n for n in case if n not in problem.fixed]
-    for _attempt in range(64):
-        if _fits(problem, case):
-            return case
-        if not free:
-            break
-        largest = max(free, key=lambda n: case[n])
-        case[largest] = max(1, case[largest] // 2)
-    raise Refused("no small case of this problem fits in memory for verification")
-
-
-def cases(problem: Problem) -> list[dict[str, int]]:
-    """Verify cases: one with small prime sizes, one medium (distinct sizes, so swapped
-    indices show), and, where those launch one block only, one larger than two blocks (so a
-    kernel that handles only the first block fails); sizes passed to the Model as init inputs
-    keep their value."""
-    found: list[dict[str, int]] = []
-    for wanted in (SMALL_SIZES, MEDIUM_SIZES):
-        case = _scaled(problem, wanted)
-        if case not in found:
-            found.append(case)
-    outputs = max(_elements(problem.output_shape, case) for case in found)
-    if outputs <= 2 * BLOCK < _elements(problem.output_shape, problem.sizes):
-        large = _scaled(problem, LARGE_SIZES)
-        if _elements(problem.output_shape, large) > outputs:
-            found.append(large)
-    return found
-
-
 def _toml(value: Any) -> str:
     """A TOML value (strings, numbers, lists)."""
     return json.dumps(value)
 
 
-def _arg(name: str, kind: str, dtype: str, shape: tuple[str, ...] = (),
-         init: str = "", value: str = "") -> list[str]:
-    """One [[arg]] table."""
-    lines = ["[[arg]]", f"name = {_toml(name)}", f"kind = {_toml(kind)}",
-             f"dtype = {_toml(dtype)}"]
-    lines += [f"shape = {_toml(list(shape))}"] if shape else [f"value = {_toml(value)}"]
-    return lines + ([f"init = {_toml(init)}"] if init else []) + [""]
+def _arg(buffer: Buffer) -> list[str]:
+    """One buffer's [[arg]] table (a plain number's scalar table, its value in init)."""
+    if buffer.kind == "scalar":
+        return ["[[arg]]", f"name = {_toml(buffer.name)}", 'kind = "scalar"',
+                f"dtype = {_toml(buffer.dtype)}", f"value = {_toml(buffer.init)}", ""]
+    lines = ["[[arg]]", f"name = {_toml(buffer.name)}", f"kind = {_toml(buffer.kind)}",
+             f"dtype = {_toml(buffer.dtype)}", f"shape = {_toml(list(buffer.shape))}"]
+    return lines + ([f"init = {_toml(buffer.init)}"] if buffer.init else []) + [""]
 
 
-def describe(problem: Problem, name: str) -> str:
-    """The task's description, in words."""
-    inputs = ", ".join(f"{t.name} ({t.dtype}, shape {' x '.join(t.shape)})"
-                       for t in problem.inputs)
-    count = " * ".join(problem.output_shape)
-    return (f"KernelBench level-1 problem {problem.stem}: {problem.doc} Compute what the "
-            f"PyTorch expression `{problem.returned}` gives for the inputs {inputs}, into out "
-            f"({problem.output_dtype}, shape {' x '.join(problem.output_shape)}); every tensor "
-            f"is contiguous and row-major, and the sizes are int32 arguments. The launch has "
-            f"one thread per output element: grid cdiv({count}, {BLOCK}), block {BLOCK}.")
+def _scalar(name: str) -> list[str]:
+    """One size's [[arg]] table."""
+    return ["[[arg]]", f"name = {_toml(name)}", 'kind = "scalar"', 'dtype = "int32"',
+            f"value = {_toml(name)}", ""]
 
 
-def spec_text(problem: Problem, name: str) -> str:
+def _listed(buffers: list[Buffer]) -> str:
+    """Buffers in words."""
+    return ", ".join(f"{b.name} ({b.dtype} scalar, {b.init})" if b.kind == "scalar" else
+                     f"{b.name} ({b.dtype}, shape {' x '.join(b.shape)}"
+                     + (f", the Model's {b.key}" if b.key else "") + ")" for b in buffers)
+
+
+def describe(problem: Problem, plan_: Plan, name: str) -> str:
+    """The task's description, in words, with the Model's source."""
+    count = " * ".join(plan_.outputs[0].shape)
+    listed = (_listed(plan_.weights) if len(plan_.weights) <= LISTED_WEIGHTS else
+              f"{len(plan_.weights)} buffers after the inputs, in the order of the Model's "
+              f"state_dict(), named after its keys ({_listed(plan_.weights[:2])}, ...)")
+    weights = (f" The Model's learned weights are inputs too, loaded into it before forward: "
+               f"{listed}." if plan_.weights else "")
+    sizes = (f" The sizes {', '.join(plan_.scalars)} are int32 arguments." if plan_.scalars
+             else "")
+    text = (f"KernelBench level-{problem.level} problem {problem.stem}: {problem.doc} Compute "
+            f"what the Model's forward gives for the inputs {_listed(plan_.inputs)}, into "
+            f"{_listed(plan_.outputs)}.{weights} Every tensor is contiguous and row-major."
+            f"{sizes} The launch has one thread per element of {plan_.outputs[0].name}: grid "
+            f"cdiv({count}, {BLOCK}), block {BLOCK} (a kernel of several launches may change "
+            f"that). The Model (problem.py):\n")
+    return (text + _clipped(problem.model_source, MAX_DESCRIPTION - len(text)))[:MAX_DESCRIPTION]
+
+
+def _clipped(source: str, room: int) -> str:
+    """The Model's source within `room` characters."""
+    if len(source) <= room:
+        return source
+    return source[:max(0, room - len(CLIPPED))] + CLIPPED
+
+
+def _case_text(case: dict[str, int]) -> str:
+    """A case as an inline TOML table."""
+    return "{ " + ", ".join(f"{k} = {v}" for k, v in case.items()) + " }"
+
+
+def spec_text(problem: Problem, plan_: Plan, name: str) -> str:
     """The task's spec."""
-    count = " * ".join(problem.output_shape)
+    count = " * ".join(plan_.outputs[0].shape)
     lines = [f"# Imported from the KernelBench problem {problem.stem}.py by `kernel-studio "
              "import kernelbench`.", "", "[task]",
-             f"description = {_toml(describe(problem, name))}", "level = 1",
-             'tags = ["kernelbench"]', "", "[kernel]", f'source = "{name}.cu"',
-             f'entry = "{name}"', "options = []", ""]
-    for tensor in problem.inputs:
-        lines += _arg(tensor.name, "in", tensor.dtype, tensor.shape, tensor.init)
-    lines += _arg("out", "out", problem.output_dtype, problem.output_shape)
-    for size in problem.sizes:
-        lines += _arg(size, "scalar", "int32", value=size)
+             f"description = {_toml(describe(problem, plan_, name))}",
+             f"level = {min(problem.level, 3)}",
+             f'tags = ["kernelbench", "kernelbench-level{problem.level}"]', "", "[kernel]",
+             f'source = "{name}.cu"', f'entry = "{name}"', "options = []", ""]
+    for buffer in [*plan_.inputs, *plan_.weights, *plan_.outputs]:
+        lines += _arg(buffer)
+    for scalar in plan_.scalars:
+        lines += _scalar(scalar)
     lines += ["[launch]", f'grid = ["cdiv({count}, {BLOCK})"]', f'block = ["{BLOCK}"]',
-              'shared_bytes = "0"', "", "[reference]", f'python = "{name}_ref.py"', "",
-              "[verify]", "cases = [" + ", ".join(
-                  "{ " + ", ".join(f"{k} = {v}" for k, v in c.items()) + " }"
-                  for c in cases(problem)) + "]", "seeds = 2"]
-    if problem.exact and problem.output_dtype.startswith("float"):
+              'shared_bytes = "0"', "", "[reference]", f'python = "{name}_ref.py"', ""]
+    if any("_dim" in s for s in plan_.scalars):
+        lines += ["# A size named <buffer>_dim<i> is that dim as the Model gives it at the "
+                  "case's other sizes: a new case must give it too."]
+    cases = plan_.cases if plan_.scalars else plan_.cases[:1]
+    lines += ["[verify]", "cases = [" + ", ".join(_case_text(c) for c in cases) + "]",
+              "seeds = 2"]
+    rtol = tolerance(plan_)
+    if rtol is not None and any(b.dtype.startswith(("float", "bfloat")) for b in plan_.outputs):
         lines += ["# Sums of many terms: their order differs between the kernel and PyTorch.",
-                  "rtol = 1e-4", "atol = 1e-4"]
-    bench = ", ".join(f"{k} = {v}" for k, v in problem.sizes.items())
-    return "\n".join(lines + ["", "[bench]", f"case = {{ {bench} }}"]) + "\n"
+                  f"rtol = {rtol:g}", f"atol = {rtol:g}"]
+    if plan_.scalars:
+        lines += ["", "[bench]", f"case = {_case_text(plan_.bench)}"]
+    return "\n".join(lines) + "\n"
 
 
-REFERENCE = '''"""Reference for the KernelBench problem {stem}: runs its Model on the host.
+REFERENCE = '''"""Reference for the KernelBench problem {stem}: builds the problem's Model at the
+case's sizes, loads the weights the verifier drew into it, and runs its forward on the host.
 
 The problem file (problem.py beside this one) is someone else's code: it runs only here, when
 verify runs this reference, inside verify's sandbox (or, where no sandbox can be had, only once
-the user trusts this folder).
+the user trusts this folder). The functions above `reference` are Kernel Studio's
+(app/assist/tasks/kernelbench_runtime.py).
 """
 
-import importlib.util
-from pathlib import Path
+from __future__ import annotations
+{runtime}
 
-import numpy as np
-import torch
-
-INIT_INPUTS = {init}
+PROBLEM = Path(__file__).with_name("problem.py")
+# The sizes this task passes to the kernel that are the problem's own: set in problem.py
+# before it runs, as the case gives them.
+SIZES = {sizes}
+# forward's inputs: (argument, torch dtype, 0-d).
 INPUTS = {inputs}
+# The Model's weights: argument -> (its state key, torch dtype).
+WEIGHTS = {weights}
+OUTPUTS = {outputs}
 
 
-def built_model():
-    """The problem's Model, built with its init inputs."""
-    location = Path(__file__).with_name("problem.py")
-    spec = importlib.util.spec_from_file_location("kernelbench_problem", location)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Model(*INIT_INPUTS)
-
-
-def reference({params}):
-    """out = Model(*INIT_INPUTS)(*inputs), computed by PyTorch on the CPU."""
-    tensors = [torch.from_numpy(np.ascontiguousarray(value)) for value in ({arrays},)]
-    with torch.no_grad():
-        out = built_model()(*tensors)
-    return {{"out": out.detach().cpu().numpy()}}
+def reference(**arguments):
+    """forward's outputs, the Model built at these sizes and holding these weights."""
+    return forward_outputs(PROBLEM, SIZES, INPUTS, WEIGHTS, OUTPUTS, arguments)
 '''
 
 
-def reference_text(problem: Problem) -> str:
+def _runtime_text() -> str:
+    """kernelbench_runtime's code, without its docstring and __future__ import."""
+    text = Path(kernelbench_runtime.__file__).read_text(encoding="utf-8")
+    return text.split("from __future__ import annotations\n", 1)[1]
+
+
+def reference_text(problem: Problem, plan_: Plan) -> str:
     """The reference file."""
-    names = [t.name for t in problem.inputs]
-    return REFERENCE.format(stem=problem.stem, init=repr(problem.init_inputs),
-                            inputs=repr(names), params=", ".join(names + list(problem.sizes)),
-                            arrays=", ".join(names))
+    inputs = [(b.name, b.torch, b.zero_d) for b in plan_.inputs]
+    weights = {b.name: (b.key, b.torch) for b in plan_.weights}
+    return REFERENCE.format(stem=problem.stem, runtime=_runtime_text(),
+                            sizes=repr(plan_.overridden), inputs=repr(inputs),
+                            weights=repr(weights), outputs=repr([b.name for b in plan_.outputs]))
 
 
-def _checked_spec(problem: Problem, name: str, folder: Path) -> str:
+def _checked_spec(problem: Problem, plan_: Plan, name: str, folder: Path) -> str:
     """The spec's text, once the app's own spec parser accepts it: a task that verify would
     reject is never written."""
     try:
-        text = spec_text(problem, name)
+        text = spec_text(problem, plan_, name)
         parse_spec_text(text, folder, folder / f"{name}.toml", check_files=False)
     except SpecError as error:
         raise Refused(f"the task's spec would not load: {error}") from None
@@ -311,19 +278,20 @@ def _checked_spec(problem: Problem, name: str, folder: Path) -> str:
     return text
 
 
-def write_task(problem: Problem, source: str, out_dir: Path, force: bool = False) -> Path:
+def write_task(problem: Problem, plan_: Plan, source: str, out_dir: Path,
+               force: bool = False) -> Path:
     """Write the task folder (out_dir/<name>/); the spec's path. An existing folder holds the
     user's edits, so it is overwritten only with force."""
     name = task_name(problem.stem)
     folder = out_dir / name
-    spec = _checked_spec(problem, name, folder)
     if folder.exists() and not force:
         raise Refused(f"the task folder {folder} exists already (it may hold your edits): pass "
                       "--force to overwrite it, or choose another --out")
+    spec = _checked_spec(problem, plan_, name, folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         atomic_write_text(folder / "problem.py", source)
-        atomic_write_text(folder / f"{name}_ref.py", reference_text(problem))
+        atomic_write_text(folder / f"{name}_ref.py", reference_text(problem, plan_))
         atomic_write_text(folder / f"{name}.toml", spec)
     except OSError as error:
         raise Refused(f"cannot write the task folder {folder}: {error.strerror or error}: "
@@ -332,6 +300,42 @@ def write_task(problem: Problem, source: str, out_dir: Path, force: bool = False
 
 
 def import_problem(path: Path, out_dir: Path, force: bool = False) -> Path:
-    """Read a problem file (never running it) and write its task; Refused says why not."""
+    """Read a problem file, learn its Model in the sandbox, and write its task; Refused says
+    why not. An existing task folder is refused before anything runs."""
     source = read_source(path)
-    return write_task(read_problem(path, source), source, out_dir, force)
+    problem = read_problem(path, source)
+    folder = out_dir / task_name(problem.stem)
+    if folder.exists() and not force:
+        raise Refused(f"the task folder {folder} exists already (it may hold your edits): pass "
+                      "--force to overwrite it, or choose another --out")
+    return write_task(problem, task_plan(problem, source), source, out_dir, force)
+
+
+def import_problems(paths: list[Path], out_dir: Path, force: bool = False
+                    ) -> list[Path | Refused]:
+    """import_problem for many files, their Models learned in one sandboxed process (a fresh
+    Python and torch per file would take most of the time); for each, its spec or Refused."""
+    read: list[tuple[int, Problem, str]] = []
+    found: list[Path | Refused] = []
+    for path in paths:
+        try:
+            source = read_source(path)
+            problem = read_problem(path, source)
+            if (out_dir / task_name(problem.stem)).exists() and not force:
+                raise Refused(f"the task folder {out_dir / task_name(problem.stem)} exists "
+                              "already (it may hold your edits): pass --force to overwrite it")
+            read.append((len(found), problem, source))
+            found.append(Refused("not asked"))
+        except Refused as error:
+            found.append(error)
+    answers = ask_many([(source, request(problem)) for _i, problem, source in read])
+    for (index, problem, source), answer in zip(read, answers, strict=True):
+        try:
+            if isinstance(answer, Refused):
+                raise answer
+            found[index] = write_task(problem, plan(answer, problem.sizes, problem.params,
+                                                     problem.defaults),
+                                      source, out_dir, force)
+        except Refused as error:
+            found[index] = error
+    return found

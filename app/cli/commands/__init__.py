@@ -61,8 +61,9 @@ COMMANDS = (
             ("evaluate the local model on the task suite, graded by execution: pass@1 and "
              "pass@K, by level and dtype; --skills both / --examples both measure a lift")),
     Command("import", "import_kernelbench",
-            ("turn a KernelBench problem file into a task for the assistant (read as text, "
-             "never run; exit 2 with the reason when it does not map)")),
+            ("turn KernelBench problem files, any level, into tasks for the assistant (run "
+             "only in the sandbox, to learn shapes and weights; exit 2 with the reason for any "
+             "that does not map)")),
     Command("model", "model",
             "prepare, import, check and list local models and skills (offline)"),
     Command("teach", "teach",

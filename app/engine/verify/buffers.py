@@ -67,6 +67,10 @@ def _generate(init: str, shape: tuple[int, ...], dtype: DType,
         return _integers(rng, int(checked.low), int(checked.high), shape, dtype)
     if checked.kind == "reals":
         return rng.uniform(checked.low, checked.high, size=shape).astype(dtype.numpy)
+    if checked.kind == "gaussian":
+        return rng.normal(checked.low, checked.high, size=shape).astype(dtype.numpy)
+    if checked.kind == "constant":
+        return np.full(shape, checked.low, dtype=dtype.numpy)
     if init == "ones":
         return np.ones(shape, dtype=dtype.numpy)
     if init == "zeros":
