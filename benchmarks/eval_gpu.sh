@@ -90,7 +90,7 @@ import_problems() {
     # (then pass `--kernelbench $WORK/kb-tasks` to run); refusals are listed in the log.
     rm -rf "$WORK/kb-tasks" && mkdir -p "$WORK/kb-tasks"
     for problem in "$1"/*.py; do
-        python3 -m app import kernelbench "$problem" --out "$WORK/kb-tasks" >> "$2" 2>&1 ||
+        timeout "${IMPORT_SECONDS:-120}" python3 -m app import kernelbench "$problem" --out "$WORK/kb-tasks" >> "$2" 2>&1 ||
             echo "refused: $problem" >> "$2"
     done
     echo "imported $(ls "$WORK/kb-tasks" | wc -l) of $(ls "$1"/*.py | wc -l) problems"
