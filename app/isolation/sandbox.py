@@ -368,13 +368,19 @@ def _system_mounts() -> list[str]:
     return args
 
 
+SANDBOX_USER = "sandbox"
+
+
 def _environment(home: str, env: Mapping[str, str]) -> list[str]:
     """--clearenv, then the variables of `env` a sandboxed program may see."""
     args = ["--clearenv"]
     for name, value in env.items():
         if name in PASSED_VARIABLES or name.startswith(PASSED_PREFIXES):
             args += ["--setenv", name, value]
+    # A user name without the password database: inside, uid 0 (or yours) may have no entry,
+    # and getpass.getuser() (torch's dynamo config calls it on import) then raises.
     return args + ["--setenv", "HOME", home, "--setenv", "TMPDIR", "/tmp",
+                   "--setenv", "USER", SANDBOX_USER, "--setenv", "LOGNAME", SANDBOX_USER,
                    "--setenv", INSIDE_VARIABLE, "1"]
 
 

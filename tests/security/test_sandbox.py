@@ -68,6 +68,16 @@ def test_there_is_no_network_and_no_other_process_in_view(tmp_path: Path) -> Non
     assert sent.startswith("unreachable")
 
 
+def test_a_user_name_is_known_inside_without_the_password_database(tmp_path: Path) -> None:
+    # On the GPU machine uid 0 had no passwd entry in the sandbox and torch's import of its
+    # dynamo config (getpass.getuser()) raised: every KernelBench probe using it failed.
+    done = _python("import getpass; print(getpass.getuser())",
+                   sandbox.Sandbox(read_only=sandbox.python_paths(), writable=[tmp_path],
+                                   env={"USER": "alice", "LOGNAME": "alice"}))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == sandbox.SANDBOX_USER  # not taken from the caller either
+
+
 def test_only_harmless_variables_pass(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin", "HF_TOKEN": "hf_secret", "AWS_SECRET_ACCESS_KEY": "secret",
            "https_proxy": "http://proxy:3128", "KERNEL_STUDIO_CPU_THREADS": "2"}
