@@ -30,7 +30,7 @@ def _replaced(name: str, value: ast.expr, overrides: dict[str, int]) -> ast.expr
     return value
 
 
-def _unpacked(node: ast.stmt) -> list[ast.stmt]:
+def unpacked(node: ast.stmt) -> list[ast.stmt]:
     """`D, H, W = 16, 32, 32` as three assignments; any other statement as it is."""
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
             node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple) and len(
@@ -44,7 +44,7 @@ def _unpacked(node: ast.stmt) -> list[ast.stmt]:
 def _overridden(statement: ast.stmt, overrides: dict[str, int]) -> list[ast.stmt]:
     """A module-level statement with the sizes replaced (`a = b = 7` and `a, b = 7, 7` become
     two statements, so that a and b can differ)."""
-    pieces = _unpacked(statement)
+    pieces = unpacked(statement)
     if len(pieces) > 1 and any(_overridden(piece, overrides) != [piece] for piece in pieces):
         return [s for piece in pieces for s in _overridden(piece, overrides)]
     node = statement

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from app.assist.tasks.kernelbench import Refused, call_name, function_named, literal
-from app.assist.tasks.kernelbench_runtime import input_literals
+from app.assist.tasks.kernelbench_runtime import input_literals, unpacked
 
 SIZE_LIKE = re.compile(r"channel|feature|hidden|class|embd|embed|dim|width|height|depth|"
                        r"length|len$|seq|size|^[nmkl]$|^[NMKL]$|batch|num_input|units",
@@ -71,17 +71,6 @@ def read_sizes(tree: ast.Module) -> tuple[dict[str, int], dict[str, set[str]]]:
         for node in unpacked(statement):
             _read_assignment(node, values, uses)
     return values, uses
-
-
-def unpacked(node: ast.stmt) -> list[ast.stmt]:
-    """`D, H, W = 16, 32, 32` as three assignments; any other statement as it is."""
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-            node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple) and len(
-            node.targets[0].elts) == len(node.value.elts) and all(
-            isinstance(t, ast.Name) for t in node.targets[0].elts):
-        return [ast.Assign(targets=[target], value=value)
-                for target, value in zip(node.targets[0].elts, node.value.elts, strict=True)]
-    return [node]
 
 
 def _read_assignment(node: ast.stmt, values: dict[str, int], uses: dict[str, set[str]]) -> None:
