@@ -5,6 +5,10 @@ Why: at batch 1 to 8 a decode step is one matrix-vector product per layer, and b
 multiplies (more than one row: three times the memory traffic). The nf4_gemv template (in the
 gallery, verified like any kernel) reads each packed weight once for up to 8 rows.
 
+Which kernel: the template's tensor-core kernel (nf4_gemv.cu, mma.sync on bf16) where the GPU
+has bf16 tensor cores (compute capability 8.0 and up), else its CUDA-core kernel
+(nf4_gemv_simt.cu); both keep one contract, checked by the same spec reference.
+
 How: the template is compiled by the app's own compile service (NVRTC, cached), its cubin is
 loaded with the CUDA driver API (cuda-python, which the compile service already uses) into the
 context torch works in, and launched on torch's current stream, so a CUDA graph capture records
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 from app.base import paths
@@ -26,8 +31,26 @@ from app.base import paths
 # Rows (tokens) above which bitsandbytes' dequantize-and-multiply is faster than streaming the
 # weights once per 8 rows.
 MAX_ROWS = 8
-ROWS_PER_BLOCK = 4  # the template's warps per block
-TEMPLATE = paths.RESOURCES / "kernels" / "nf4_gemv" / "nf4_gemv.cu"
+FOLDER = paths.RESOURCES / "kernels" / "nf4_gemv"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One of the template's kernels and the launch its spec gives it."""
+
+    source: str
+    rows_per_block: int  # rows of W (outputs per row of x) a block computes
+    threads: int
+    capability: tuple[int, int]  # the oldest GPU it runs on
+
+
+TENSOR_CORES = Variant("nf4_gemv.cu", 16, 256, (8, 0))
+CUDA_CORES = Variant("nf4_gemv_simt.cu", 4, 128, (0, 0))
+
+
+def variant_for(capability: tuple[int, int]) -> Variant:
+    """The fastest kernel a GPU of this compute capability runs."""
+    return TENSOR_CORES if capability >= TENSOR_CORES.capability else CUDA_CORES
 
 
 class KernelUnavailable(RuntimeError):
@@ -45,12 +68,12 @@ def _check(result: Any, what: str) -> Any:
 class Nf4Gemv:
     """The compiled template loaded into the current CUDA context, ready to launch."""
 
-    def __init__(self, arch: str, device_index: int) -> None:
-        """Compile for `arch` (sm_XY) through the compile service and load the cubin into the
-        GPU's primary context (the one torch works in)."""
+    def __init__(self, arch: str, device_index: int, variant: Variant) -> None:
+        """Compile `variant` for `arch` (sm_XY) through the compile service and load the cubin
+        into the GPU's primary context (the one torch works in)."""
         from app.compile.api import compile_file
 
-        result = compile_file(TEMPLATE, arch=arch, options=[f"-DROWS_PER_BLOCK={ROWS_PER_BLOCK}"])
+        result = compile_file(FOLDER / variant.source, arch=arch, options=[])
         if not result.ok or not result.cubin:
             raise KernelUnavailable(f"nf4_gemv did not compile for {arch}: {result.message}")
         try:
@@ -64,7 +87,7 @@ class Nf4Gemv:
         self.module = _check(driver.cuModuleLoadData(result.cubin), "loading the cubin")
         self.function = _check(driver.cuModuleGetFunction(self.module, b"nf4_gemv"),
                                "finding nf4_gemv")
-        self.arch = arch
+        self.arch, self.variant = arch, variant
 
     def launch(self, x: Any, layer: Nf4Layer, out: Any, rows: int, stream: int) -> None:
         """out[rows, N] = x[rows, K] times the layer's weights transposed, on `stream`."""
@@ -72,8 +95,8 @@ class Nf4Gemv:
                   layer.code2.data_ptr(), layer.scale2.data_ptr(), layer.offset,
                   out.data_ptr(), rows, layer.n, layer.k)
         types = (ctypes.c_void_p,) * 5 + (ctypes.c_float, ctypes.c_void_p) + (ctypes.c_int,) * 3
-        grid = -(-layer.n // ROWS_PER_BLOCK)
-        _check(self.driver.cuLaunchKernel(self.function, grid, 1, 1, 32 * ROWS_PER_BLOCK, 1, 1,
+        grid = -(-layer.n // self.variant.rows_per_block)
+        _check(self.driver.cuLaunchKernel(self.function, grid, 1, 1, self.variant.threads, 1, 1,
                                           0, stream, (values, types), 0), "launching nf4_gemv")
 
 
@@ -85,7 +108,7 @@ def kernel_for(device_index: int) -> Nf4Gemv:
     major, minor = torch.cuda.get_device_capability(device_index)
     with torch.cuda.device(device_index):
         torch.cuda.current_stream().synchronize()  # torch's context exists before we join it
-        return Nf4Gemv(f"sm_{major}{minor}", device_index)
+        return Nf4Gemv(f"sm_{major}{minor}", device_index, variant_for((major, minor)))
 
 
 class Nf4Layer:

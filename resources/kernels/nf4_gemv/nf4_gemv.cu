@@ -1,21 +1,40 @@
-// NF4 dequantize-and-multiply for decoding: out[m][n] = sum over k of x[m][k] * W[n][k], with W
-// stored as bitsandbytes stores a 4-bit layer loaded with double quantization (the app's NF4):
+// NF4 dequantize-and-multiply for decoding on tensor cores: out[m][n] = sum over k of x[m][k] *
+// W[n][k], W stored as bitsandbytes stores a 4-bit layer loaded with double quantization (the
+// app's NF4):
 //   - two 4-bit codes per byte, the even element in the high nibble, each an index into NF4;
 //   - each run of 64 consecutive weights (K is a multiple of 64) scaled by its absmax, and the
 //     absmax values themselves quantized to 8 bits: absmax[b] = code2[q[b]] * scale2[b / 256]
 //     + offset, computed in float32 as bitsandbytes computes it.
+// The contract (shared with nf4_gemv_simt.cu and the reference): the NF4 codes are used rounded
+// to bfloat16, each block's sum is taken in float32 and scaled by its float32 absmax.
 //
-// Built for a few rows of x (decode steps, batch 1 to 8): the weights are the traffic, so each
-// warp streams one row of W once, 16 bytes per lane per load with the next load already in
-// flight, and applies it to every row of x while the codes sit in registers. More than MAX_M
+// Why tensor cores: at 8 rows of x a CUDA-core kernel needs 8 multiply-adds per weight, more
+// than the SM can issue while the weights stream at memory speed. Here one mma.sync (16 rows of
+// W by 8 rows of x by 16 of K) takes 256 weights at once, so decoding the codes is the work.
+//
+// How: a block is SPLIT warps over one tile of 16 rows of W; each warp takes a share of the
+// 64-weight blocks of K. A lane holds 8 bytes (16 codes) of row g and of row g + 8 of the tile
+// (g = lane / 4) and 16 bf16 values of x row g. The mma's K order is a permutation of K (the
+// same one for W and x, so the sum is the same): in step j a lane's codes 4j..4j+3 fill its A
+// registers and x's same four elements its B registers. A code byte becomes two bf16 codes by
+// one look-up in a table kept in 32 copies, one per lane's bank, so lanes never conflict. The
+// mma sums one 64-weight block; its result is scaled by the block's absmax and added up in
+// float32. The warps' sums meet in shared memory and the first warp writes bf16. More than 8
 // rows of x take more passes over W.
 #include <cuda_bf16.h>
 #include <stdint.h>
 
-#ifndef ROWS_PER_BLOCK
-#define ROWS_PER_BLOCK 4  // warps per block, one output column each
+#ifndef SPLIT
+#define SPLIT 8           // warps per block, splitting K (the launch's block is SPLIT * 32)
 #endif
-#define MAX_M 8           // rows of x served by one pass over the weights
+#ifndef UNROLL
+#define UNROLL 4          // 64-weight blocks loaded together by a lane
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 2      // blocks an SM keeps: 128 registers a thread at SPLIT 8, no spills
+#endif
+#define TILE_N 16         // rows of W per block (the mma's M)
+#define PASS_M 8          // rows of x per pass (the mma's N)
 #define SCALE_BLOCK 256   // absmax values per second-level scale
 
 // bitsandbytes' NF4 code table (the quantiles of a normal distribution, scaled to [-1, 1]).
@@ -25,100 +44,116 @@ __constant__ float NF4_CODE[16] = {
     0.07958029955625534f, 0.16093020141124725f, 0.24611230194568634f, 0.33791524171829224f,
     0.44070982933044434f, 0.5626170039176941f, 0.7229568362236023f, 1.0f};
 
-// The two bf16 values of a 32-bit word as floats: the lower address (low half) first.
-__device__ __forceinline__ float low_bf16(uint32_t word) { return __uint_as_float(word << 16); }
-__device__ __forceinline__ float high_bf16(uint32_t word) { return __uint_as_float(word & 0xffff0000u); }
-
-// The eight codes of four packed bytes: one table look-up per byte gives both of its codes.
-__device__ __forceinline__ void unpack8(uint32_t packed, const float2* pairs, float* codes) {
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-        const float2 both = pairs[(packed >> (8 * t)) & 0xffu];
-        codes[2 * t] = both.x;
-        codes[2 * t + 1] = both.y;
-    }
+__device__ __forceinline__ uint32_t bf16_bits(float v) {
+    return (uint32_t)__bfloat16_as_ushort(__float2bfloat16(v));
 }
 
-// Eight codes times eight bf16 values of x, unscaled.
-__device__ __forceinline__ float dot8(const float* codes, uint4 xs) {
-    const uint32_t words[4] = {xs.x, xs.y, xs.z, xs.w};
-    float sum = 0.0f;
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-        sum = fmaf(codes[2 * t], low_bf16(words[t]), sum);
-        sum = fmaf(codes[2 * t + 1], high_bf16(words[t]), sum);
-    }
-    return sum;
+// D += A (16x16, bf16, row) * B (16x8, bf16, col), in float32.
+__device__ __forceinline__ void mma_block(const uint32_t a[4], uint32_t b0, uint32_t b1, float d[4]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-    return v;
+// The float32 absmax of block b, as bitsandbytes dequantizes it: a product, then a sum, each
+// rounded (no fused multiply-add).
+__device__ __forceinline__ float block_absmax(const uint8_t* absmax_q, const float* code2,
+                                              const float* scale2, float offset, size_t b) {
+    return __fadd_rn(__fmul_rn(__ldg(code2 + __ldg(absmax_q + b)), __ldg(scale2 + b / SCALE_BLOCK)),
+                     offset);
 }
 
-// At most 64 registers a thread (8 blocks an SM): enough loads in flight to keep memory busy.
-extern "C" __global__ void __launch_bounds__(ROWS_PER_BLOCK * 32, 8) nf4_gemv(const __nv_bfloat16* __restrict__ x,
+extern "C" __global__ void __launch_bounds__(SPLIT * 32, MIN_BLOCKS) nf4_gemv(const __nv_bfloat16* __restrict__ x,
                                     const uint8_t* __restrict__ w,
                                     const uint8_t* __restrict__ absmax_q,
                                     const float* __restrict__ code2,
                                     const float* __restrict__ scale2, float offset,
                                     __nv_bfloat16* __restrict__ out, int M, int N, int K) {
-    // Tables in shared memory, as lanes look up different entries at once: both codes of every
-    // byte value, and the second-level code of the absmax values.
-    __shared__ float2 pairs[256];
-    __shared__ float absmax_code[256];
-    for (int i = threadIdx.x; i < 256; i += blockDim.x) {
-        pairs[i] = make_float2(NF4_CODE[i >> 4], NF4_CODE[i & 15]);
-        absmax_code[i] = code2[i];
+    // Entry i * 32 + lane holds byte i's two codes as bf16 (high nibble in the low half).
+    __shared__ uint32_t pairs[256 * 32];
+    __shared__ float partial[SPLIT][32][4];
+    for (int i = threadIdx.x; i < 256 * 32; i += blockDim.x) {
+        const int byte = i >> 5;
+        pairs[i] = bf16_bits(NF4_CODE[byte >> 4]) | (bf16_bits(NF4_CODE[byte & 15]) << 16);
     }
     __syncthreads();
 
-    const int lane = threadIdx.x & 31;
-    const int n = blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5);
-    if (n >= N) return;
-    const int chunks = K / 32;  // 16-byte pieces of a row: half a quantization block each
-    const uint4* row = reinterpret_cast<const uint4*>(w + (size_t)n * (K / 2));
-    const size_t first_block = (size_t)n * (K / 64);
-    const uint4 none = make_uint4(0, 0, 0, 0);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, q = lane & 3;
+    const int n_low = blockIdx.x * TILE_N + g, n_high = n_low + 8;
+    const bool has_low = n_low < N, has_high = n_high < N;
+    const int blocks = K / 64;  // 64-weight blocks in a row
+    const int share = (blocks + SPLIT - 1) / SPLIT;
+    const int first = warp * share;
+    const int last = min(first + share, blocks);
+    const uint32_t* table = pairs + lane;
+    // A lane's 8 bytes of a block: bytes 8q..8q+7 of its 32.
+    const uint2* row_low = reinterpret_cast<const uint2*>(w + (size_t)n_low * (K / 2)) + q;
+    const uint2* row_high = reinterpret_cast<const uint2*>(w + (size_t)n_high * (K / 2)) + q;
+    const size_t absmax_low = (size_t)n_low * blocks, absmax_high = (size_t)n_high * blocks;
 
-    for (int m0 = 0; m0 < M; m0 += MAX_M) {
-        float acc[MAX_M];
+    for (int m0 = 0; m0 < M; m0 += PASS_M) {
+        const int m = m0 + g;  // the row of x this lane feeds to the mma
+        const uint4* x_row = reinterpret_cast<const uint4*>(x + (size_t)m * K) + 2 * q;
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int b0 = first; b0 < last; b0 += UNROLL) {
+            uint2 low[UNROLL], high[UNROLL];
+            uint4 xs[UNROLL][2];
+            float scale_low[UNROLL], scale_high[UNROLL];
+            const uint2 none2 = make_uint2(0, 0);
+            const uint4 none4 = make_uint4(0, 0, 0, 0);
 #pragma unroll
-        for (int i = 0; i < MAX_M; ++i) acc[i] = 0.0f;
-        uint4 next = lane < chunks ? __ldg(row + lane) : none;
-        for (int c = lane; c < chunks; c += 32) {
-            const uint4 packed = next;
-            if (c + 32 < chunks) next = __ldg(row + c + 32);  // in flight while this one is used
-            const size_t b = first_block + (c >> 1);
-            // The absmax exactly as bitsandbytes dequantizes it: a product, then a sum, each
-            // rounded (no fused multiply-add).
-            const float scale = __fadd_rn(__fmul_rn(absmax_code[__ldg(absmax_q + b)],
-                                                    __ldg(scale2 + b / SCALE_BLOCK)), offset);
-            const uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
-            float part[MAX_M];
-#pragma unroll
-            for (int i = 0; i < MAX_M; ++i) part[i] = 0.0f;
-            // A quarter of the piece at a time, for every row of x: eight codes live at once.
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                float codes[8];
-                unpack8(words[q], pairs, codes);
-#pragma unroll
-                for (int i = 0; i < MAX_M; ++i) {
-                    if (m0 + i < M) {
-                        const uint4* xs = reinterpret_cast<const uint4*>(x + (size_t)(m0 + i) * K + 32 * c);
-                        part[i] += dot8(codes, __ldg(xs + q));
-                    }
-                }
+            for (int u = 0; u < UNROLL; ++u) {
+                const int b = b0 + u;
+                const bool in = b < last;
+                low[u] = in && has_low ? __ldg(row_low + 4 * b) : none2;
+                high[u] = in && has_high ? __ldg(row_high + 4 * b) : none2;
+                xs[u][0] = in && m < M ? __ldg(x_row + 8 * b) : none4;
+                xs[u][1] = in && m < M ? __ldg(x_row + 8 * b + 1) : none4;
+                scale_low[u] = in && has_low ? block_absmax(absmax_q, code2, scale2, offset, absmax_low + b) : 0.0f;
+                scale_high[u] = in && has_high ? block_absmax(absmax_q, code2, scale2, offset, absmax_high + b) : 0.0f;
             }
 #pragma unroll
-            for (int i = 0; i < MAX_M; ++i) acc[i] = fmaf(part[i], scale, acc[i]);
+            for (int u = 0; u < UNROLL; ++u) {
+                const uint32_t lw[2] = {low[u].x, low[u].y}, hw[2] = {high[u].x, high[u].y};
+                const uint32_t xw[8] = {xs[u][0].x, xs[u][0].y, xs[u][0].z, xs[u][0].w,
+                                        xs[u][1].x, xs[u][1].y, xs[u][1].z, xs[u][1].w};
+                float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    // Bytes 2j and 2j + 1 of the lane's 8: codes 4j..4j+3.
+                    const int shift = 16 * (j & 1);
+                    const uint32_t a[4] = {
+                        table[((lw[j >> 1] >> shift) & 0xffu) << 5],
+                        table[((hw[j >> 1] >> shift) & 0xffu) << 5],
+                        table[((lw[j >> 1] >> (shift + 8)) & 0xffu) << 5],
+                        table[((hw[j >> 1] >> (shift + 8)) & 0xffu) << 5]};
+                    mma_block(a, xw[2 * j], xw[2 * j + 1], d);
+                }
+                // d[0], d[1]: row g, x rows 2q and 2q + 1; d[2], d[3]: row g + 8.
+                acc[0] = fmaf(d[0], scale_low[u], acc[0]);
+                acc[1] = fmaf(d[1], scale_low[u], acc[1]);
+                acc[2] = fmaf(d[2], scale_high[u], acc[2]);
+                acc[3] = fmaf(d[3], scale_high[u], acc[3]);
+            }
         }
 #pragma unroll
-        for (int i = 0; i < MAX_M; ++i) {
-            const float total = warp_sum(acc[i]);
-            if (lane == 0 && m0 + i < M) out[(size_t)(m0 + i) * N + n] = __float2bfloat16(total);
+        for (int i = 0; i < 4; ++i) partial[warp][lane][i] = acc[i];
+        __syncthreads();
+        if (warp == 0) {
+            float total[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            for (int s = 0; s < SPLIT; ++s) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) total[i] += partial[s][lane][i];
+            }
+            const int m_first = m0 + 2 * q;
+            if (has_low && m_first < M) out[(size_t)m_first * N + n_low] = __float2bfloat16(total[0]);
+            if (has_low && m_first + 1 < M) out[(size_t)(m_first + 1) * N + n_low] = __float2bfloat16(total[1]);
+            if (has_high && m_first < M) out[(size_t)m_first * N + n_high] = __float2bfloat16(total[2]);
+            if (has_high && m_first + 1 < M) out[(size_t)(m_first + 1) * N + n_high] = __float2bfloat16(total[3]);
         }
+        __syncthreads();  // the partial sums are read before the next pass writes them
     }
 }

@@ -1,5 +1,6 @@
 """Reference for the NF4 dequantize-and-multiply (bitsandbytes' layout at blocksize 64, with
-double quantization of the absmax values)."""
+double quantization of the absmax values). The contract: each NF4 code is used rounded to
+bfloat16 (the tensor cores' input type), times its block's float32 absmax."""
 
 import numpy as np
 
@@ -9,6 +10,16 @@ NF4 = np.array([-1.0, -0.6961928009986877, -0.5250730514526367, -0.3949174880981
                 0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
                 0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
                 0.7229568362236023, 1.0], dtype=np.float32)
+
+
+def to_bf16(values):
+    """float32 values rounded to the nearest bfloat16 (ties to even), as float32."""
+    bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+CODES = to_bf16(NF4)
 
 
 def widen(a):
@@ -29,13 +40,14 @@ def block_maxima(absmax_q, code2, scale2, offset):
 
 def dequantize(w, absmax, N, K):
     """The weights [N, K]: each byte's high nibble is the even element, its low nibble the odd
-    one; each run of 64 weights is scaled by its absmax (float32 products, as bitsandbytes)."""
+    one; each run of 64 weights is its bf16 codes times the block's absmax (exact in float64:
+    the kernels scale each block's float32 sum)."""
     packed = w.reshape(N, K // 2).astype(np.uint8)
     codes = np.empty((N, K), dtype=np.uint8)
     codes[:, 0::2] = packed >> 4
     codes[:, 1::2] = packed & 0xF
     scales = np.repeat(absmax.reshape(N, K // 64).astype(np.float32), 64, axis=1)
-    return (NF4[codes] * scales).astype(np.float64)
+    return CODES[codes].astype(np.float64) * scales.astype(np.float64)
 
 
 def reference(x, w, absmax_q, code2, scale2, offset, M, N, K):

@@ -39,12 +39,31 @@ def test_layers_in_another_layout_are_named_and_left_alone() -> None:
     assert count == 0 and why is not None and "not NF4" in why
 
 
-def test_the_template_compiles_within_the_register_budget() -> None:
+@pytest.mark.parametrize("variant, registers", [(nf4_linear.TENSOR_CORES, 128),
+                                                 (nf4_linear.CUDA_CORES, 64)])
+def test_each_kernel_compiles_within_its_register_budget(variant: Any, registers: int) -> None:
     from app.compile.api import compile_file
 
-    result = compile_file(nf4_linear.TEMPLATE, arch="sm_90",
-                          options=[f"-DROWS_PER_BLOCK={nf4_linear.ROWS_PER_BLOCK}"])
+    result = compile_file(nf4_linear.FOLDER / variant.source, arch="sm_90", options=[])
     assert result.ok, result.message
     (kernel,) = result.kernels
-    # 8 blocks of 128 threads an SM need at most 64 registers; spills would cost bandwidth.
-    assert kernel.registers <= 64 and kernel.spill_stores_bytes == 0
+    # The tensor-core kernel keeps 2 blocks of 256 threads an SM (128 registers), the CUDA-core
+    # one 8 blocks of 128 (64); spills would cost bandwidth.
+    assert kernel.registers <= registers and kernel.spill_stores_bytes == 0
+
+
+def test_tensor_cores_are_taken_from_compute_capability_8_on() -> None:
+    assert nf4_linear.variant_for((9, 0)) is nf4_linear.TENSOR_CORES
+    assert nf4_linear.variant_for((8, 0)) is nf4_linear.TENSOR_CORES
+    assert nf4_linear.variant_for((7, 5)) is nf4_linear.CUDA_CORES
+
+
+@pytest.mark.parametrize("variant", [nf4_linear.TENSOR_CORES, nf4_linear.CUDA_CORES])
+def test_each_kernel_is_launched_as_its_spec_launches_it(variant: Any) -> None:
+    from app.spec.model import load_spec
+
+    spec_path = (nf4_linear.FOLDER / variant.source).with_suffix(".toml")
+    spec = load_spec(spec_path)
+    assert spec.source_path.name == variant.source
+    assert spec.block == (str(variant.threads),)
+    assert spec.grid == (f"cdiv(N, {variant.rows_per_block})",)
