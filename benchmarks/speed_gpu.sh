@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# The assistant's decoding speed on the lent GPU machine (issue 18), in one call of about five
-# minutes:
+# The assistant's GPU paths on the lent GPU machine (issues 18 and 28):
+#   kernels:     source .device-kit/setup.sh && bash benchmarks/speed_gpu.sh kernels   (about 2
+#                minutes: both nf4_gemv kernels verified, benched at a 7B layer's four shapes at
+#                1 and 8 rows, and against bitsandbytes: benchmarks/nf4_gemv_vs_bnb.py)
+#   tests:       ... speed_gpu.sh tests   (the GPU tests of tests/assist/model, about 3 minutes)
+#   decode:      ... speed_gpu.sh decode  (the assistant bench below, about 6 minutes)
+# (no argument: all three, more than one call's 10 minutes.)
 #   here, once:  bash benchmarks/speed_gpu.sh stage    (the tokenizer into .device-kit/tokenizer)
 #                bash benchmarks/speed_gpu.sh slim     (when the kit and the checkout together pass
 #                the 64 MiB a call carries: .gpu-slim/, then source .gpu-slim/setup.sh instead)
@@ -75,34 +80,59 @@ stamp "env"
     python3 -c "import bitsandbytes; print('bitsandbytes', bitsandbytes.__version__)"
     nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
     ls "$KERNEL_STUDIO_TOKENIZER_DIR"
+    ls /usr/bin/python3* /usr/local/bin/python3* 2>/dev/null | tr '\n' ' '; echo
+    command -v g++ gcc cc || echo "no C++ compiler"
     df -h /dev/shm /tmp
 } > "$out/env.txt" 2>&1
 cat "$out/env.txt"
 
-stamp "fastdecode GPU tests"
-timeout 80 python3 -m pytest -m gpu -q -s -p no:cacheprovider -rfEs \
-    tests/assist/test_fastdecode_gpu.py tests/assist/test_nf4_linear_gpu.py \
-    > "$out/fastdecode_tests.txt" 2>&1
-echo "exit $?" >> "$out/fastdecode_tests.txt"
-grep -E "passed|failed|error|tokens/s|latency|fastdecode:" "$out/fastdecode_tests.txt" | tail -12 | tee -a "$out/summary.txt"
+if [ "${1:-}" = "kernels" ] || [ "${1:-}" = "" ]; then
+    stamp "nf4_gemv: verify both kernels, bench the tensor-core one against the CUDA-core one"
+    dir=resources/kernels/nf4_gemv
+    {
+        for spec in $dir/nf4_gemv.toml $dir/nf4_gemv_simt.toml; do
+            timeout 60 python3 -m app verify --backend pycuda --random-seeds 2 "$spec"; echo "verify $spec exit $?"
+        done
+        # The four projections of a 7B layer (Qwen2-7B), at 1 and 8 rows.
+        for shape in N=3584,K=3584 N=512,K=3584 N=18944,K=3584 N=3584,K=18944; do
+            for m in 1 8; do
+                timeout 40 python3 -m app bench --backend pycuda --skip-verify --budget-ms 800 \
+                    --case "M=$m,$shape" "$dir/nf4_gemv.toml" --vs "$dir/nf4_gemv_simt.toml"
+                echo "bench M=$m,$shape exit $?"
+            done
+        done
+    } > "$out/nf4_gemv.txt" 2>&1
+    grep -E "passed|failed|exit|GB/s|median|ratio|faster|slower" "$out/nf4_gemv.txt" | tail -60 | tee -a "$out/summary.txt"
+    ceiling=$(grep -oE "of the [0-9]+ GB/s copy ceiling" "$out/nf4_gemv.txt" | head -1 | grep -oE "[0-9]+")
+    stamp "nf4_gemv against bitsandbytes (ceiling ${ceiling:-unknown} GB/s)"
+    timeout 120 python3 benchmarks/nf4_gemv_vs_bnb.py ${ceiling:+--ceiling $ceiling} \
+        --json "$out/nf4_gemv_vs_bnb.json" > "$out/nf4_gemv_vs_bnb.txt" 2>&1
+    echo "exit $?" >> "$out/nf4_gemv_vs_bnb.txt"
+    tail -12 "$out/nf4_gemv_vs_bnb.txt" | tee -a "$out/summary.txt"
+fi
 
-stamp "nf4_gemv verify and bench (pycuda)"
-spec=resources/kernels/nf4_gemv/nf4_gemv.toml
-{
-    timeout 40 python3 -m app verify --backend pycuda --random-seeds 2 "$spec"; echo "verify exit $?"
-    timeout 30 python3 -m app bench --backend pycuda --skip-verify "$spec"; echo "bench M=1 exit $?"
-    timeout 30 python3 -m app bench --backend pycuda --skip-verify --case M=8,N=18944,K=3584 "$spec"; echo "bench M=8 exit $?"
-    timeout 30 python3 -m app bench --backend pycuda --skip-verify --case M=1,N=3584,K=18944 "$spec"; echo "bench down-proj M=1 exit $?"
-} > "$out/nf4_gemv.txt" 2>&1
-grep -E "passed|failed|exit|GB/s|median" "$out/nf4_gemv.txt" | tail -14 | tee -a "$out/summary.txt"
+if [ "${1:-}" = "tests" ] || [ "${1:-}" = "" ]; then
+    stamp "the assistant's GPU tests (NF4 layers, fast decoding, Stop)"
+    timeout 240 python3 -m pytest -m gpu -q -s -p no:cacheprovider -rfEs tests/assist/model \
+        > "$out/assist_model_tests.txt" 2>&1
+    echo "exit $?" >> "$out/assist_model_tests.txt"
+    grep -E "passed|failed|error|tokens/s|latency|units|fastdecode:|^E " "$out/assist_model_tests.txt" | tail -40 | tee -a "$out/summary.txt"
+fi
+[ "${1:-}" = "kernels" ] || [ "${1:-}" = "tests" ] && { stamp "done"; exit 0; }
 
 stamp "assistant bench (7B shape)"
 scratch=/tmp
 shm_free=$(df --output=avail -k /dev/shm 2>/dev/null | tail -1 | tr -d ' ')
 if [ "${shm_free:-0}" -gt 41943040 ]; then scratch=/dev/shm; fi   # 40 GiB free: RAM beats disk
-timeout 185 python3 benchmarks/assistant_bench.py --gpu --shapes 7b --quantizations nf4,none \
-    --tokens 64 --repeats 2 --decode graph,generate --batch 8 --scratch "$scratch" \
-    --out "$out/assistant_bench.json" > "$out/assistant_bench.txt" 2>&1
+for kernel in off on; do
+    KERNEL_STUDIO_NF4_KERNEL=$kernel timeout 150 python3 benchmarks/assistant_bench.py --gpu --shapes 7b \
+        --quantizations nf4 --tokens 64 --repeats 2 --decode graph --batch 8 --scratch "$scratch" \
+        --out "$out/assistant_bench_nf4_kernel_$kernel.json" >> "$out/assistant_bench.txt" 2>&1
+    echo "nf4_gemv $kernel: exit $?" >> "$out/assistant_bench.txt"
+done
+timeout 120 python3 benchmarks/assistant_bench.py --gpu --shapes 7b --quantizations none \
+    --tokens 64 --repeats 2 --decode graph --scratch "$scratch" \
+    --out "$out/assistant_bench_bf16.json" >> "$out/assistant_bench.txt" 2>&1
 echo "exit $?" >> "$out/assistant_bench.txt"
 python3 - "$out/assistant_bench.txt" <<'PY' | tee -a "$out/summary.txt"
 import json, sys

@@ -221,21 +221,33 @@ class FastDecoder:
         """Capture the step as a CUDA graph; on failure note why and stay eager."""
         import torch
 
+        if stop.is_set():  # not worth a capture; the layer hooks do not stop one under way
+            raise Interrupted
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(graph, capture_error_mode="thread_local"):
                 self.logits = self._step()
-        except Interrupted:  # Stop landed during capture: capture again next time
-            self.logits = None
-            raise
         except Exception as error:  # noqa: BLE001 - any capture failure means eager steps
             self.logits = None
+            release_generators()
             self.note = (f"CUDA graph capture failed ({type(error).__name__}: "
                          f"{first_line(error)}); decoding eagerly with the static cache")
             say(self.note)
             torch.cuda.synchronize()
             return
         self.graph = graph
+        if stop.is_set():  # Stop came during the capture: seen now, before any replay
+            raise Interrupted
+
+
+def release_generators() -> None:
+    """Take torch's CUDA generators out of capture mode after a capture that did not end
+    cleanly (torch ends it only when the capture succeeds): each gets a copy of its own state,
+    so later random draws on the GPU work and continue the same sequence."""
+    import torch
+
+    for generator in torch.cuda.default_generators:
+        generator.graphsafe_set_state(generator.clone_state())
 
 
 def choose_tokens(choice: Choice, sequences: Any, scores: Any, generated: int) -> Any:

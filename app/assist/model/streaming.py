@@ -8,6 +8,7 @@ prefill of a long prompt does not wait for the whole prompt to be read.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -78,6 +79,14 @@ class EventStopper:
                           device=input_ids.device)
 
 
+def capturing() -> bool:
+    """Whether this thread's current CUDA stream is capturing a graph (False without CUDA)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return False
+    return bool(torch.cuda.is_current_stream_capturing())
+
+
 def _decoder_layers(model: Any) -> list[Any]:
     """The repeated blocks of a causal LM (their class names end in DecoderLayer or Block)."""
     names = ("DecoderLayer", "Block")
@@ -87,11 +96,14 @@ def _decoder_layers(model: Any) -> list[Any]:
 
 @contextlib.contextmanager
 def interrupt_on(model: Any, event: threading.Event) -> Iterator[None]:
-    """While active, every decoder layer raises Interrupted before running once `event` is set."""
+    """While active, every decoder layer raises Interrupted before running once `event` is set,
+    except while a CUDA graph is being captured: a capture left half-way leaves torch's CUDA
+    generator in capture mode, and every later random draw on the GPU fails ("Offset increment
+    outside graph capture"). A capture takes milliseconds; Stop is seen right after it."""
 
     def check(module: Any, args: Any) -> None:
         """The pre-hook: abort the forward pass when Stop was asked for."""
-        if event.is_set():
+        if event.is_set() and not capturing():
             raise Interrupted
 
     handles = [layer.register_forward_pre_hook(check) for layer in _decoder_layers(model)]

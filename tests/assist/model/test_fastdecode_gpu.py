@@ -13,7 +13,8 @@ import pytest
 
 from app.assist import GenerationOptions
 from app.assist.model.batch import BatchModel
-from app.assist.model.fastdecode import Choice, FastDecoder, run
+from app.assist.model.fastdecode import Choice, FastDecoder, release_generators, run
+from app.assist.model.streaming import Interrupted, interrupt_on
 from tests.assist.gpu_support import import_small_qwen2, small_qwen2, stop_latency
 
 pytestmark = pytest.mark.gpu
@@ -69,6 +70,53 @@ def test_graphed_left_padded_batch_equals_generate_in_float32() -> None:
     ids = ids.masked_fill(mask == 0, 2)
     expected, got = _greedy_pair(model, ids, mask, 24)
     assert got == expected
+
+
+def _draw() -> None:
+    """A random draw on the GPU (what a poisoned generator refuses)."""
+    import torch
+
+    torch.randint(0, 10, (4,), device="cuda")
+    torch.cuda.synchronize()
+
+
+def test_a_stop_during_capture_ends_the_answer_and_leaves_random_draws_working() -> None:
+    import torch
+
+    model = _model(torch.bfloat16)
+    stop = threading.Event()
+
+    def stop_while_capturing(module: Any, args: Any) -> None:
+        if torch.cuda.is_current_stream_capturing():
+            stop.set()  # the user's Stop, landing while the step is being captured
+
+    ids = torch.randint(3, 40000, (1, 21), device="cuda")
+    decoder = FastDecoder(model, 1, 1024, use_graph=True)
+    with torch.inference_mode(), interrupt_on(model, stop):
+        decoder.prefill(ids, torch.ones_like(ids), stop, 2048, lambda m, f: None)
+        token = ids[:, -1]
+        decoder.step(token, stop)
+        decoder.step(token, stop)  # the two eager steps before a capture
+        handle = model.model.layers[0].register_forward_pre_hook(stop_while_capturing)
+        with pytest.raises(Interrupted):
+            decoder.step(token, stop)
+        handle.remove()
+    assert stop.is_set() and decoder.graph is not None and decoder.note is None
+    _draw()
+
+
+def test_after_a_failed_capture_the_generators_are_released() -> None:
+    import torch
+
+    x = torch.ones(4, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError):
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            float(x.sum())  # a copy to the host cannot be captured
+    with pytest.raises(RuntimeError, match="graph capture"):
+        _draw()  # torch left its generator in capture mode
+    release_generators()
+    _draw()
 
 
 @pytest.mark.parametrize("quantization", ["none", "nf4"])
