@@ -1,5 +1,5 @@
 """On a GPU: bitsandbytes NF4 layers through the nf4_gemv template's kernel
-(app/assist/model/nf4_linear.py) give bitsandbytes' dequantized product within one bf16 unit, keep
+(app/assist/model/nf4_linear.py) give bitsandbytes' dequantized product within its roundings, keep
 bitsandbytes' path for many rows, and can be captured in a CUDA graph."""
 
 from __future__ import annotations
@@ -26,27 +26,34 @@ def nf4_model(n: int, k: int) -> Any:
     return torch.nn.Sequential(layer.to(torch.bfloat16).to("cuda"))
 
 
-def dense_product(layer: Any, x: Any) -> tuple[Any, Any]:
+def dense_product(layer: Any, x: Any) -> tuple[Any, Any, Any]:
     """An independent reference: x times bitsandbytes' own dequantized weights plus the bias,
-    multiplied in float64; and the size each result's rounding scales with: the largest of the
-    result, the sum before the bias, and the spread of the sum's terms (the root of the sum of
-    their squares)."""
+    multiplied in float64; with the sum before the bias and the spread of each sum's terms
+    (the root of the sum of their squares), the sizes its rounding scales with."""
     import bitsandbytes.functional as bnbf
-    import torch
 
     weight = bnbf.dequantize_4bit(layer.weight.data, layer.weight.quant_state).double()
     wide = x.double()
     before_bias = wide @ weight.T
-    product = before_bias + layer.bias.double()
     spread = ((wide * wide) @ (weight * weight).T).sqrt()
-    return product, torch.maximum(torch.maximum(product.abs(), before_bias.abs()), spread)
+    return before_bias + layer.bias.double(), before_bias, spread
+
+
+def rounding_used(got: Any, expected: Any, before_bias: Any, spread: Any) -> float:
+    """How much of what its roundings allow the worst result uses (at most 1 when correct).
+    The sum and the biased sum are each rounded to bf16 (half a unit of each, 2^-9 relative),
+    and the weights are rounded to bf16 (bitsandbytes rounds code times absmax, the kernel the
+    codes): independent errors of 2^-9 relative per weight, whose sum stays within 7 standard
+    deviations, 2^-6 of the spread. A tolerance relative to the result alone fails correct code
+    where the terms cancel: the test's old check did, -0.1416 against -0.1318 for a result
+    whose sum before the bias was near 3."""
+    allowed = 2.0 ** -8 * (before_bias.abs() + expected.abs()) + 2.0 ** -6 * spread
+    return float(((got.double() - expected).abs() / allowed).max())
 
 
 def bf16_units(got: Any, expected: Any, size: Any) -> Any:
-    """|got - expected| in units in the last place of a bf16 of `size`. A sum whose terms
-    cancel cannot be closer than its terms' rounding, so a tolerance relative to the result
-    alone fails correct code there: the test's old check did, -0.1416 against -0.1318 for a
-    result whose sum before the bias was near 3 (rounded to bf16 before the bias is added)."""
+    """|got - expected| in units in the last place of a bf16 of `size` (the figures the README
+    quotes)."""
     import torch
 
     unit = torch.exp2(torch.floor(torch.log2(size.clamp(min=2.0 ** -100))) - 7)
@@ -62,20 +69,20 @@ def test_the_kernel_gives_bitsandbytes_product(rows: int) -> None:
     x = torch.randn(rows, 4096, dtype=torch.bfloat16, device="cuda")
     with torch.inference_mode():
         got = model(x)
-    expected, size = dense_product(model[0], x)
+    expected, before_bias, spread = dense_product(model[0], x)
     nf4_linear.stop_using_kernel(model)
     with torch.inference_mode():
         own = model(x)
-    kernel, theirs = bf16_units(got, expected, size), bf16_units(own, expected, size)
+    kernel, theirs = (rounding_used(got, expected, before_bias, spread),
+                      rounding_used(own, expected, before_bias, spread))
+    size = torch.maximum(torch.maximum(expected.abs(), before_bias.abs()), spread)
     between = bf16_units(got, own.double(), size)
-    print(f"rows {rows}: kernel max {kernel.max():.2f} units ({(kernel <= 1).double().mean():.4f}"
-          f" within one), bitsandbytes max {theirs.max():.2f}, kernel against bitsandbytes max "
-          f"{between.max():.2f} ({(between <= 1).double().mean():.4f} within one)")
-    # bitsandbytes rounds its sum and the biased sum to bf16: within one unit each. The kernel
-    # also rounds the NF4 codes to bf16 (bitsandbytes rounds code times absmax instead).
-    assert theirs.max() <= 1.0
-    assert kernel.max() <= 2.0 and between.max() <= 2.0
-    assert (between <= 1).double().mean() >= 0.99
+    print(f"rows {rows}: the kernel uses {kernel:.2f} of its rounding allowance, bitsandbytes "
+          f"{theirs:.2f}; kernel against bitsandbytes at most {between.max():.2f} bf16 units, "
+          f"{(between <= 1).double().mean():.4f} within one")
+    assert theirs <= 1.0  # bitsandbytes' own path, against the independent reference
+    assert kernel <= 1.0
+    assert (between <= 1).double().mean() >= 0.95
 
 
 def test_many_rows_take_bitsandbytes_path_and_the_kernel_is_captured() -> None:
@@ -85,8 +92,8 @@ def test_many_rows_take_bitsandbytes_path_and_the_kernel_is_captured() -> None:
     nf4_linear.use_kernel(model)
     many = torch.randn(nf4_linear.MAX_ROWS + 1, 512, dtype=torch.bfloat16, device="cuda")
     with torch.inference_mode():
-        expected, size = dense_product(model[0], many)
-        assert bf16_units(model(many), expected, size).max() <= 1.0
+        expected, before_bias, spread = dense_product(model[0], many)
+        assert rounding_used(model(many), expected, before_bias, spread) <= 1.0
         x = torch.randn(1, 512, dtype=torch.bfloat16, device="cuda")
         eager = model(x)
         side = torch.cuda.Stream()  # type: ignore[no-untyped-call]
