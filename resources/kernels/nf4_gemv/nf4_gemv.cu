@@ -33,6 +33,11 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2      // blocks an SM keeps: 128 registers a thread at SPLIT 8, no spills
 #endif
+#ifdef STREAM_W
+#define LOAD_W(p) __ldcs(p)  // the codes are read once: evict first, keep x in the caches
+#else
+#define LOAD_W(p) __ldg(p)
+#endif
 #define TILE_N 16         // rows of W per block (the mma's M)
 #define PASS_M 8          // rows of x per pass (the mma's N)
 #define SCALE_BLOCK 256   // absmax values per second-level scale
@@ -98,8 +103,8 @@ __device__ __forceinline__ Stage load_stage(const Rows& r, const uint8_t* absmax
     for (int u = 0; u < UNROLL; ++u) {
         const int b = b0 + u;
         const bool low = b < last && r.has_low, high = b < last && r.has_high;
-        s.low[u] = low ? __ldg(r.low + 4 * b) : make_uint2(0, 0);
-        s.high[u] = high ? __ldg(r.high + 4 * b) : make_uint2(0, 0);
+        s.low[u] = low ? LOAD_W(r.low + 4 * b) : make_uint2(0, 0);
+        s.high[u] = high ? LOAD_W(r.high + 4 * b) : make_uint2(0, 0);
         s.q_low[u] = low ? __ldg(absmax_q + r.absmax_low + b) : 0u;
         s.q_high[u] = high ? __ldg(absmax_q + r.absmax_high + b) : 0u;
     }
