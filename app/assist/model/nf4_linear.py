@@ -42,6 +42,12 @@ class Variant:
     rows_per_block: int  # rows of W (outputs per row of x) a block computes
     threads: int
     capability: tuple[int, int]  # the oldest GPU it runs on
+    blocks_per_sm: int = 0  # blocks loop over tiles, this many an SM (0: a block a tile)
+
+    def grid(self, n: int, sm_count: int) -> int:
+        """Blocks to launch for N rows of W on a GPU of `sm_count` SMs."""
+        tiles = -(-n // self.rows_per_block)
+        return min(tiles, sm_count * self.blocks_per_sm) if self.blocks_per_sm else tiles
 
 
 TENSOR_CORES = Variant("nf4_gemv.cu", 16, 256, (8, 0))
@@ -68,7 +74,7 @@ def _check(result: Any, what: str) -> Any:
 class Nf4Gemv:
     """The compiled template loaded into the current CUDA context, ready to launch."""
 
-    def __init__(self, arch: str, device_index: int, variant: Variant) -> None:
+    def __init__(self, arch: str, device_index: int, variant: Variant, sm_count: int) -> None:
         """Compile `variant` for `arch` (sm_XY) through the compile service and load the cubin
         into the GPU's primary context (the one torch works in)."""
         from app.compile.api import compile_file
@@ -87,7 +93,7 @@ class Nf4Gemv:
         self.module = _check(driver.cuModuleLoadData(result.cubin), "loading the cubin")
         self.function = _check(driver.cuModuleGetFunction(self.module, b"nf4_gemv"),
                                "finding nf4_gemv")
-        self.arch, self.variant = arch, variant
+        self.arch, self.variant, self.sm_count = arch, variant, sm_count
 
     def launch(self, x: Any, layer: Nf4Layer, out: Any, rows: int, stream: int) -> None:
         """out[rows, N] = x[rows, K] times the layer's weights transposed, on `stream`."""
@@ -95,7 +101,7 @@ class Nf4Gemv:
                   layer.code2.data_ptr(), layer.scale2.data_ptr(), layer.offset,
                   out.data_ptr(), rows, layer.n, layer.k)
         types = (ctypes.c_void_p,) * 5 + (ctypes.c_float, ctypes.c_void_p) + (ctypes.c_int,) * 3
-        grid = -(-layer.n // self.variant.rows_per_block)
+        grid = self.variant.grid(layer.n, self.sm_count)
         _check(self.driver.cuLaunchKernel(self.function, grid, 1, 1, self.variant.threads, 1, 1,
                                           0, stream, (values, types), 0), "launching nf4_gemv")
 
@@ -106,9 +112,10 @@ def kernel_for(device_index: int) -> Nf4Gemv:
     import torch
 
     major, minor = torch.cuda.get_device_capability(device_index)
+    sm_count = torch.cuda.get_device_properties(device_index).multi_processor_count
     with torch.cuda.device(device_index):
         torch.cuda.current_stream().synchronize()  # torch's context exists before we join it
-        return Nf4Gemv(f"sm_{major}{minor}", device_index, variant_for((major, minor)))
+        return Nf4Gemv(f"sm_{major}{minor}", device_index, variant_for((major, minor)), sm_count)
 
 
 class Nf4Layer:
