@@ -249,9 +249,10 @@ DECODE = Setting(
     "graphs), static (static cache, eager steps), generate (transformers' generate) or auto "
     "(graph on a GPU, generate on the CPU)", "KERNEL_STUDIO_DECODE", choices=DECODE_MODES)
 NF4_KERNEL = Setting(
-    "nf4_kernel", Kind.CHOICE, "off", "on: a GPU's NF4 layers decode through the nf4_gemv "
-    "template's kernel instead of bitsandbytes' (off: not yet measured on a GPU)",
-    "KERNEL_STUDIO_NF4_KERNEL", choices=("on", "off"))
+    "nf4_kernel", Kind.CHOICE, "auto", "how a GPU's NF4 layers decode: auto (the nf4_gemv "
+    "template's tensor-core kernel where the GPU has bf16 tensor cores, compute capability 8.0 "
+    "and up; bitsandbytes' path elsewhere), on (the template's kernel on any GPU) or off "
+    "(bitsandbytes' path)", "KERNEL_STUDIO_NF4_KERNEL", choices=("auto", "on", "off"))
 
 TABLE: tuple[Setting, ...] = (
     TIME_LIMIT, BACKEND, COMPILER, RANDOM_SEED_COUNT, HOST_COMPILE_TIME_LIMIT, CACHE_DIR,

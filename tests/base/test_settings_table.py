@@ -67,7 +67,7 @@ def test_unset_or_empty_gives_the_default(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.delenv("KERNEL_STUDIO_REFERENCE_TIMEOUT", raising=False)
     monkeypatch.setenv("KERNEL_STUDIO_NF4_KERNEL", "")
     assert settings.number(settings.REFERENCE_TIMEOUT) == settings.REFERENCE_TIME_LIMIT_S
-    assert settings.text(settings.NF4_KERNEL) == "off"
+    assert settings.text(settings.NF4_KERNEL) == "auto"
     assert settings.effective(settings.REFERENCE_TIMEOUT).origin == "default"
 
 

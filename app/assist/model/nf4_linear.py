@@ -161,9 +161,24 @@ def _kernel_forward(layer: Nf4Layer, original: Any) -> Any:
     return forward
 
 
-def use_kernel(model: Any) -> tuple[int, str | None]:
-    """Route the model's NF4 layers through nf4_gemv for decode-sized inputs. Returns how many
-    layers take it and, when none can, why (the model keeps bitsandbytes' path)."""
+def slower_here(device_index: int) -> str | None:
+    """Why the template's kernel is not worth it on this GPU (None: it is). Measured on the
+    H200: the tensor-core kernel matches bitsandbytes' product at 1 row and is 2-3.5 times as
+    fast at 8; the CUDA-core one is slower than bitsandbytes' at 1 row."""
+    import torch
+
+    capability = torch.cuda.get_device_capability(device_index)
+    if variant_for(capability) is TENSOR_CORES:
+        return None
+    return (f"this GPU (compute capability {capability[0]}.{capability[1]}) has no bf16 tensor "
+            "cores, and nf4_gemv's CUDA-core kernel is slower than bitsandbytes' there "
+            "(KERNEL_STUDIO_NF4_KERNEL=on uses it anyway)")
+
+
+def use_kernel(model: Any, any_gpu: bool = True) -> tuple[int, str | None]:
+    """Route the model's NF4 layers through nf4_gemv for decode-sized inputs (with `any_gpu`
+    False only where its tensor-core kernel runs). Returns how many layers take it and, when
+    none can, why (the model keeps bitsandbytes' path)."""
     try:
         from bitsandbytes.nn.modules import Linear4bit
     except ImportError:
@@ -180,8 +195,12 @@ def use_kernel(model: Any) -> tuple[int, str | None]:
             reasons.add(str(error))
     if not checked:
         return 0, "no layer in a layout nf4_gemv reads (" + "; ".join(sorted(reasons)) + ")"
+    device_index = checked[0][1].weight.device.index or 0
+    slower = None if any_gpu else slower_here(device_index)
+    if slower:
+        return 0, slower
     try:
-        kernel_for(checked[0][1].weight.device.index or 0)
+        kernel_for(device_index)
     except KernelUnavailable as error:
         return 0, str(error)
     for module, layer in checked:

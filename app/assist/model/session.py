@@ -191,16 +191,17 @@ class ModelSession:
             model = apply_adapter(model, adapter_folder(self.folder, self.adapter),
                                   merge=quantization == "none")
         model.eval()
-        nf4_kernel = settings.text(settings.NF4_KERNEL) == "on"
-        if device == "cuda" and quantization == "nf4" and nf4_kernel:
-            self._use_nf4_kernel(model)
+        nf4_kernel = settings.text(settings.NF4_KERNEL)
+        if device == "cuda" and quantization == "nf4" and nf4_kernel != "off":
+            self._use_nf4_kernel(model, nf4_kernel == "on")
         return model, device, quantization
 
-    def _use_nf4_kernel(self, model: Any) -> None:
-        """Decode the NF4 layers through the nf4_gemv template (opt-in); say how it went."""
+    def _use_nf4_kernel(self, model: Any, any_gpu: bool) -> None:
+        """Decode the NF4 layers through the nf4_gemv template (where it wins, or on any GPU
+        when asked); say how it went."""
         from app.assist.model import nf4_linear
 
-        count, why = nf4_linear.use_kernel(model)
+        count, why = nf4_linear.use_kernel(model, any_gpu)
         fastdecode.say(f"nf4_gemv serves {count} layers" if count else
                        f"nf4_gemv not used ({why}); bitsandbytes' 4-bit path stays")
 
