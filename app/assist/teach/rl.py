@@ -112,6 +112,7 @@ class Sample:
     runs_passed: str = ""         # 'k/n' of a failed verdict's runs
     speedup: float | None = None
     folder: str = ""
+    seeds: list[int] = field(default_factory=list)  # what it was judged on: replay them
 
     def as_dict(self) -> dict[str, Any]:
         """What the run's log keeps of it (not the tokens)."""

@@ -115,6 +115,7 @@ def verify_group(run: Run, group: Group, step: int) -> None:
     for answer, code, spec_path, future in futures:
         verdict: Verdict = future.result()
         answer.status, answer.message = str(verdict.status), verdict.message.split("\n")[0]
+        answer.seeds = list(verdict.seeds)
         answer.reward, answer.feedback = rl.score(verdict, code)
         if verdict.runs and verdict.status != Status.PASSED:
             answer.runs_passed = f"{sum(1 for r in verdict.runs if r.passed)}/{len(verdict.runs)}"
