@@ -149,16 +149,18 @@ def create_shared(path: Path) -> io.BufferedWriter:
 
 
 def write_shared(path: Path, data: Any) -> None:
-    """`data` (bytes, or an array with `tofile`) as the whole content of a file in a folder a
-    sandboxed process may write too: written over in place when a plain file with no other
-    link is there (its pages are reused: a warm verify writes its buffer files this way), else
-    into a new file made by create_shared."""
+    """`data` (bytes, an array, or a tuple of such parts written one after another) as the
+    whole content of a file in a folder a sandboxed process may write too: written over in
+    place when a plain file with no other link is there (its pages are reused: a warm verify
+    writes its buffer files this way), else into a new file made by create_shared."""
     fd = _open_plain(path)
+    parts = data if isinstance(data, tuple) else (data,)
     with os.fdopen(fd, "wb") if fd is not None else create_shared(path) as handle:
-        if hasattr(data, "tofile"):
-            data.tofile(handle)
-        else:
-            handle.write(data)
+        for part in parts:
+            if hasattr(part, "tofile"):
+                part.tofile(handle)
+            else:
+                handle.write(part)
         handle.truncate()
 
 

@@ -21,6 +21,14 @@ def test_a_plain_file_is_written_over_in_place_and_cut_to_the_new_length(tmp_pat
         assert target.stat().st_ino == os.fstat(held.fileno()).st_ino
 
 
+def test_parts_are_written_one_after_another_over_a_longer_file(tmp_path: Path) -> None:
+    target = tmp_path / "buffer-a.bin"
+    sandbox.write_shared(target, b"y" * 64)
+    body = np.arange(3, dtype=np.float32)
+    sandbox.write_shared(target, (np.full(4, 7, dtype=np.uint8), body.view(np.uint8), b"end"))
+    assert target.read_bytes() == bytes([7] * 4) + body.tobytes() + b"end"
+
+
 def test_a_link_left_in_the_folder_is_replaced_and_its_target_untouched(tmp_path: Path) -> None:
     victim = tmp_path / "yours.txt"
     victim.write_text("keep me")

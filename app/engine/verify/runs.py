@@ -245,6 +245,9 @@ class RunContext:
     cancel: threading.Event | None
     # Where the reference came from: its answers for earlier runs may be remembered there.
     references: ReferencePool | None = None
+    # Each entry's load request (as sent, with its key), made once for all the runs: the
+    # module name hashes the source file, which must not be read again at every run.
+    loads: dict[str, tuple[str, dict[str, Any], LoadRequest]] = field(default_factory=dict)
 
 
 # What a worker's fault means for the run that met it.
@@ -274,10 +277,12 @@ def _ensure_loaded(ctx: RunContext) -> dict[str, KernelRef]:
     (verify_with asks it for its device) or from an earlier spec, so what counts is whether this
     process has loaded this kernel, not whether it is new."""
     worker = ctx.handle.ensure()
+    if not ctx.loads:
+        for entry, request in load_requests(ctx.spec, ctx.prepared).items():
+            message = codec.to_object(request)
+            ctx.loads[entry] = json.dumps(message, sort_keys=True), message, request
     loaded: dict[str, KernelRef] = {}
-    for entry, request in load_requests(ctx.spec, ctx.prepared).items():
-        message = codec.to_object(request)
-        key = json.dumps(message, sort_keys=True)
+    for entry, (key, message, request) in ctx.loads.items():
         if key not in worker.loaded:
             # Loading runs a library's constructors (CPU backend): it counts as kernel time.
             reply = worker.request(message, max(ctx.options.timeout, MIN_LOAD_S), ctx.cancel)
@@ -339,7 +344,7 @@ def _run_one(ctx: RunContext, index: int, resolved: Resolved, seed: int,
         if arg.is_buffer:
             paths[arg.name] = ctx.folder / f"buffer-{arg.name}.bin"
             # Never through a link a sandboxed worker may have left there (app.isolation.sandbox).
-            sandbox.write_shared(paths[arg.name], buffers.image_for(
+            sandbox.write_shared(paths[arg.name], buffers.image_parts(
                 arg, resolved, inputs, ctx.guard, salt, start))
     launched = _launch_all(ctx, resolved, paths, edge, descending)
     if isinstance(launched, tuple):
