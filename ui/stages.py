@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
 
+from ui.progress_bar import BarFeed
+
 TICK_MS = 250
 SLOW_S = 3.0  # a stage this old gets its hint, if it has one
 SHOWN_S = 0.05  # shorter stages are left out of the summary
@@ -53,6 +55,7 @@ class StageList(QWidget):
         self.bar = QProgressBar()
         self.bar.setMaximumHeight(12)
         self.bar.setTextVisible(False)
+        self.bar_feed = BarFeed(self.bar)
         self.stages: list[Stage] = []
         self._started = 0.0
         self._timer = QTimer(self, interval=TICK_MS)
@@ -122,11 +125,7 @@ class StageList(QWidget):
         if age >= SLOW_S and current.name in self.hints:
             lines.append(f"    ({self.hints[current.name]})")
         self.label.setText("\n".join(lines))
-        if current.fraction >= 0:
-            self.bar.setRange(0, 100)
-            self.bar.setValue(round(100 * min(current.fraction, 1.0)))
-        else:
-            self.bar.setRange(0, 0)  # busy, share unknown
+        self.bar_feed.show(current.fraction)  # negative: busy, share unknown
 
     def names(self) -> list[str]:
         """The stages so far, in order (for checks)."""

@@ -6,6 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from app.isolation import offline
+from ui.progress_bar import BarFeed
 
 WORKER_TIPS = {
     "stopped": "No job process is running; the next build, verify or bench starts one.",
@@ -31,6 +32,7 @@ class StudioStatusBar(QStatusBar):
         self.progress = QProgressBar()
         self.progress.setMaximumSize(120, 14)
         self.progress.setRange(0, 0)
+        self.progress_feed = BarFeed(self.progress)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setFlat(True)
         self.cancel_button.clicked.connect(self.cancelRequested)
@@ -66,17 +68,13 @@ class StudioStatusBar(QStatusBar):
     def set_progress(self, text: str, fraction: float) -> None:
         """A running job's progress: its words on the left, a bar when it knows how far it is."""
         self.showMessage(text, 5000)
-        if fraction < 0:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 100)
-            self.progress.setValue(round(100 * min(fraction, 1.0)))
+        self.progress_feed.show(fraction)
 
     def set_busy(self, what: str | None) -> None:
         """A running job shows progress and a Cancel button, and its activity as the state."""
         self._busy = what
         self.progress.setVisible(what is not None)
-        self.progress.setRange(0, 0)
+        self.progress_feed.show(-1.0)
         self.cancel_button.setVisible(what is not None)
         self._show_worker()
 
