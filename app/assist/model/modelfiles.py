@@ -19,8 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
-
 from app.assist.errors import GenerationFailed, ModelRefused
 
 # The manifest's own file name in a model folder (app.assist.model.manifest).
@@ -263,6 +261,9 @@ def _tensor_info(cursor: _Cursor) -> tuple[str, int, int]:
     shape = [cursor.number("Q", f"the shape of {_brief(name)}") for _ in range(dims)]
     kind = cursor.number("I", f"the type of {_brief(name)}")
     offset = cursor.number("Q", f"the offset of {_brief(name)}")
+    # Imported here: gguf takes 0.15 s to import, and the window imports this module at start.
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+
     try:
         block, block_bytes = GGML_QUANT_SIZES[GGMLQuantizationType(kind)]
     except (ValueError, KeyError):
