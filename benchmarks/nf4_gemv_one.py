@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from nf4_gemv_vs_bnb import layer  # noqa: E402
+from nf4_gemv_vs_bnb import layer, need_gpu  # noqa: E402
 
 from app.assist.model import nf4_linear  # noqa: E402
 
@@ -37,6 +37,7 @@ def main() -> None:
         parser.add_argument(name, type=int)
     parser.add_argument("--calls", type=int, default=4)
     args = parser.parse_args()
+    need_gpu()
     model = layer(args.N, args.K)
     x = torch.randn(args.M, args.K, dtype=torch.bfloat16, device="cuda")
     with torch.inference_mode():

@@ -30,6 +30,16 @@ SHAPES = (("q/o proj", 3584, 3584), ("k/v proj", 512, 3584), ("gate/up proj", 18
           ("down proj", 3584, 18944))
 
 
+def need_gpu() -> None:
+    """Exit 2 with the reason where torch sees no CUDA GPU (the products run only there)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        print("this benchmark needs an NVIDIA GPU with bf16 tensor cores; torch sees no CUDA "
+              "device here", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def layer(n: int, k: int) -> Any:
     """A bitsandbytes NF4 layer (double-quantized, bf16 compute) on the GPU."""
     import torch
@@ -116,6 +126,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--json", type=Path, help="also write every row here")
     args = parser.parse_args()
+    need_gpu()
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
     flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
     rows = []
