@@ -132,8 +132,6 @@ void fiber_main() {
     abort();  // a finished fiber is never resumed
 }
 
-void adopt_stack(Fiber* fiber) { owner_of(fiber->stack) = fiber; }
-
 #ifdef KS_UCONTEXT
 void prepare_context(Fiber* fiber) {
     owner_of(fiber->stack) = fiber;

@@ -142,8 +142,10 @@ Fiber* Sm::finish(Fiber* done) {
     --alive;
     warp.alive &= ~(1u << (done->linear % 32));
     --warp.runnable;
-    release_barrier_if_complete();
-    complete_all(warp);
+    // Both calls do nothing unless some thread waits at a barrier or a warp operation: tested
+    // here, the common exit (an elementwise kernel's every thread) makes neither call.
+    if (at_barrier != 0) release_barrier_if_complete();
+    if ((warp.waiting | warp.at_activemask) != 0) complete_all(warp);
     if (head == ready.size() || fibers[ready[head]].state != State::New) return nullptr;
     Fiber* next = &fibers[ready[head++]];
     next->stack = done->stack;
