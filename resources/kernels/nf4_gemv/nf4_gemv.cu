@@ -11,7 +11,8 @@
 // Why tensor cores: at 8 rows of x a CUDA-core kernel needs 8 multiply-adds per weight, more
 // than the SM can issue while the weights stream at memory speed. Here one mma.sync (16 rows of
 // W by 8 rows of x by 16 of K) takes 256 weights at once, so decoding the codes is the work,
-// and the kernel is built to spend as few instructions on it as it can: about three a byte.
+// and the kernel is built to spend as few instructions on it as it can: three a code byte (a
+// shift, a mask-and-merge, a shared-memory load), about six a byte in all.
 //
 // How: a block is SPLIT warps over one tile of 16 rows of W; each warp takes a share of the
 // 64-weight blocks of K. A lane holds 8 bytes (16 codes) of row g and of row g + 8 of the tile

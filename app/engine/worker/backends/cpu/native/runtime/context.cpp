@@ -52,8 +52,6 @@ namespace ks {
 
 namespace {
 constexpr size_t kSlots = kMaxThreadsPerBlock + 1;
-
-Fiber*& owner_of(char* slot) { return *reinterpret_cast<Fiber**>(slot); }
 }  // namespace
 
 // Slabs outlive launches: a CPU thread of the next launch takes a spare one instead of

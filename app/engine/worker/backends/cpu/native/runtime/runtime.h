@@ -130,9 +130,11 @@ private:
 void switch_to(Fiber* from_fiber, Sm* sm);           // fiber -> scheduler
 void switch_from_scheduler(Sm* sm, Fiber* fiber);     // scheduler -> fiber
 void prepare_context(Fiber* fiber);                   // a new fiber starts at fiber_main
-// The fiber now owns fiber->stack (the first word of the slot points at it). Inline: it runs
-// once per GPU thread when threads take over a stack one after another (Sm::finish).
-inline void adopt_stack(Fiber* fiber) { *reinterpret_cast<Fiber**>(fiber->stack) = fiber; }
+// The fiber that owns a stack slot: the slot's first word.
+inline Fiber*& owner_of(char* slot) { return *reinterpret_cast<Fiber**>(slot); }
+// The fiber now owns fiber->stack. Inline: it runs once per GPU thread when threads take over
+// a stack one after another (Sm::finish).
+inline void adopt_stack(Fiber* fiber) { owner_of(fiber->stack) = fiber; }
 [[noreturn]] void fiber_main();
 
 // Results of warp operations, given the pending operations of a group of lanes.
