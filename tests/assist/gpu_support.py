@@ -60,15 +60,16 @@ def import_small_qwen2(folder: Path, max_positions: int) -> Path:
     return folder
 
 
-def stop_latency(session: Any, question: list[dict[str, str]]) -> tuple[float, Any]:
-    """Seconds from Stop, set while `session` streams a long answer, to generate() returning;
-    and that answer (the worker thread has ended)."""
+def stop_latency(session: Any, question: list[dict[str, str]],
+                 limit: int = 2000) -> tuple[float, Any]:
+    """Seconds from Stop, set while `session` streams an answer of `limit` tokens, to
+    generate() returning; and that answer (the worker thread has ended)."""
     stop, seen = threading.Event(), threading.Event()
     result: list[Any] = []
 
     def work() -> None:
-        result.append(session.generate(question, 2000, lambda _t: seen.set(), stop,
-                                       GenerationOptions(min_new_tokens=2000)))
+        result.append(session.generate(question, limit, lambda _t: seen.set(), stop,
+                                       GenerationOptions(min_new_tokens=limit)))
 
     worker = threading.Thread(target=work)
     worker.start()

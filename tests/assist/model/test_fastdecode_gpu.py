@@ -142,3 +142,16 @@ def test_graphed_nf4_stops_within_200_ms(qwen_folder: Path) -> None:
     print(f"graphed nf4 stop latency: {latency * 1000:.1f} ms")
     assert answer.stopped
     assert latency < 0.2
+
+
+def test_graphed_nf4_stops_within_200_ms_at_a_new_cache_length(qwen_folder: Path) -> None:
+    # A cache length no earlier answer used: its first steps are where cuDNN attention used
+    # to build a plan for about 0.4 s, with Stop waiting behind it.
+    session = BatchModel(qwen_folder, device="cuda", quantization="nf4", decode="graph")
+    session.load()
+    latency, answer = stop_latency(session, QUESTION, limit=3500)
+    print(f"graphed nf4 stop latency at a new cache length: {latency * 1000:.1f} ms")
+    assert answer.stopped
+    assert session.decoders.current is not None
+    assert session.decoders.current.length == 4096
+    assert latency < 0.2
