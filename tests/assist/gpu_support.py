@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,14 @@ def import_small_qwen2(folder: Path, max_positions: int) -> Path:
     return folder
 
 
+def _whereabouts(worker: threading.Thread) -> str:
+    """What `worker` is doing (its stack), for a wait that timed out."""
+    frame = sys._current_frames().get(worker.ident or -1)
+    if frame is None:
+        return f"{worker.name} has ended without a token"
+    return f"no text in 60 s; {worker.name} is at:\n" + "".join(traceback.format_stack(frame))
+
+
 def stop_latency(session: Any, question: list[dict[str, str]],
                  limit: int = 2000) -> tuple[float, Any]:
     """Seconds from Stop, set while `session` streams an answer of `limit` tokens, to
@@ -73,7 +83,7 @@ def stop_latency(session: Any, question: list[dict[str, str]],
 
     worker = threading.Thread(target=work)
     worker.start()
-    assert seen.wait(60)
+    assert seen.wait(60), _whereabouts(worker)
     time.sleep(0.05)
     stopped_at = time.perf_counter()
     stop.set()

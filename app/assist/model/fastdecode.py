@@ -287,31 +287,65 @@ def run(decoder: FastDecoder, inputs: Any, limit: int, choice: Choice,
         chunk: int = CUDA_PREFILL_CHUNK,
         progress: Callable[[str, float], None] = lambda m, f: None) -> Any:
     """Generate up to `limit` tokens after the prompt; the sequences (prompt included), like
-    generate(): rows that finished are padded, and the loop ends when every row is done."""
+    generate(): rows that finished are padded, and the loop ends when every row is done.
+
+    Each step's next forward pass is queued before the host reads the step's tokens, so that
+    the host's share (the stream's text, the stopping criteria) runs while the GPU computes
+    instead of between steps; the criteria and the stream see host copies of the tokens. A
+    row's last step thus costs one forward pass that is thrown away."""
     import torch
 
     ids, mask = inputs["input_ids"], inputs["attention_mask"]
     logits = decoder.prefill(ids, mask, stop, chunk, progress)
-    sequences = ids
-    unfinished = torch.ones(ids.shape[0], dtype=torch.bool, device=ids.device)
-    eos = torch.tensor(list(choice.eos_ids) or [-1], device=ids.device)
+    sequences, on_host = ids, ids.cpu()
+    unfinished = torch.ones(ids.shape[0], dtype=torch.bool)
+    gate = None  # unfinished on the device, once some row (not all) has finished
+    eos = torch.tensor(list(choice.eos_ids) or [-1])
     for generated in range(limit):
-        tokens = choose_tokens(choice, sequences, logits.float(), generated)
-        tokens = torch.where(unfinished, tokens, torch.full_like(tokens, choice.pad_id))
+        scores = logits.float()
+        tokens = choose_tokens(choice, sequences, scores, generated)
+        if gate is not None:
+            tokens = torch.where(gate, tokens, torch.full_like(tokens, choice.pad_id))
         sequences = torch.cat([sequences, tokens[:, None]], dim=-1)
+        arrived = copy_to_host(tokens)
+        last = generated == limit - 1
+        if not last:
+            logits = decoder.step(tokens, stop)
+        on_host = torch.cat([on_host, arrived()[:, None]], dim=-1)
         if streamer is not None:
             if generated == 0:  # the prompt only with the first token: a failure before it
                 streamer.put(ids.cpu())  # leaves the stream untouched for generate()
-            streamer.put(tokens.cpu())
-        unfinished &= ~torch.isin(tokens, eos)
+            streamer.put(on_host[:, -1])
+        before = int(unfinished.sum())
+        unfinished &= ~torch.isin(on_host[:, -1], eos)
         for criterion in criteria:
-            unfinished &= ~criterion(sequences, logits).to(unfinished.device)
-        if generated == limit - 1 or not bool(unfinished.any()):
+            unfinished &= ~criterion(on_host, scores).cpu()
+        if last or not bool(unfinished.any()):
             break
-        logits = decoder.step(tokens, stop)
+        if int(unfinished.sum()) != before:
+            gate = unfinished.to(ids.device)
     if streamer is not None:
         streamer.end()
     return sequences
+
+
+def copy_to_host(tokens: Any) -> Callable[[], Any]:
+    """Start copying `tokens` to the host; a function that waits for that copy only (not for
+    GPU work queued after it) and returns the host tensor."""
+    import torch
+
+    if tokens.device.type != "cuda":
+        return lambda: tokens.clone()
+    pinned = torch.empty(tokens.shape, dtype=tokens.dtype, pin_memory=True)
+    pinned.copy_(tokens, non_blocking=True)
+    copied = torch.cuda.Event()  # type: ignore[no-untyped-call]
+    copied.record()
+
+    def wait() -> Any:
+        copied.synchronize()
+        return pinned
+
+    return wait
 
 
 class Decoders:

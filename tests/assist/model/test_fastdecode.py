@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.assist import GenerationOptions
 from app.assist.model.batch import BatchModel, Request
-from app.assist.model.fastdecode import Choice, Decoders, cache_length, resolve_mode, run
+from app.assist.model.fastdecode import (
+    Choice,
+    Decoders,
+    FastDecoder,
+    cache_length,
+    resolve_mode,
+    run,
+)
 from app.assist.model.streaming import TokenStream
 
 QUESTION = [{"role": "user", "content": "Write a CUDA kernel that adds two float vectors."}]
@@ -98,3 +106,38 @@ def test_a_failure_before_the_first_token_leaves_the_stream_to_generate(
     stream.put(inputs["input_ids"].cpu())  # what generate() then does
     stream.put(torch.tensor([7]))
     assert stream.ids == [7]
+
+
+class EndRowAt:
+    """A stopping criterion that ends one row once it has `tokens` new tokens."""
+
+    def __init__(self, row: int, width: int, tokens: int) -> None:
+        self.row, self.width, self.tokens = row, width, tokens
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        done[self.row] = input_ids.shape[1] - self.width >= self.tokens
+        return done
+
+
+def test_a_row_that_ends_early_is_padded_as_generate_pads_it(
+        sessions: dict[str, BatchModel]) -> None:
+    # The loop queues each next step before it reads the tokens back, so a row's end is seen
+    # one step late on the device: its later tokens must still be padding, the others' intact.
+    import torch
+    from transformers import StoppingCriteriaList
+
+    model = sessions["static"]._model
+    ids = torch.randint(3, 40000, (3, 12), generator=torch.Generator().manual_seed(7))
+    mask = torch.ones_like(ids)
+    with torch.inference_mode():
+        expected = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=9,
+                                  do_sample=False, eos_token_id=2, pad_token_id=0,
+                                  stopping_criteria=StoppingCriteriaList([EndRowAt(1, 12, 3)]))
+        got = run(FastDecoder(model, 3, 1024, use_graph=False),
+                  {"input_ids": ids, "attention_mask": mask}, 9, Choice(1.0, 0, (2,), 0),
+                  [EndRowAt(1, 12, 3)], threading.Event())
+    assert got[1, 15:].tolist() == [0] * 6
+    assert got.tolist() == expected.tolist()
