@@ -7,7 +7,8 @@
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 python3 -m app doctor > "$out/doctor.txt" 2>&1
-timeout "${GPU_TEST_SECONDS:-420}" python3 -m pytest -m gpu -q -p no:cacheprovider --continue-on-collection-errors \
+xdist=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8 --dist loadfile")  # a wheel the kit may carry
+timeout "${GPU_TEST_SECONDS:-420}" python3 -m pytest -m gpu -q -p no:cacheprovider --continue-on-collection-errors $xdist \
   tests --ignore=tests/ui -rfEs > "$out/gpu_tests.txt" 2>&1
 tail -8 "$out/gpu_tests.txt"
 timeout 90 python3 benchmarks/verify_bench.py --backend pycuda --repeat 7 > "$out/verify_bench.txt" 2>&1
