@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
-import multiprocessing
 import os
 import pstats
 import shutil
@@ -27,15 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine_load import busy
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-
-def spin() -> None:
-    """A busy process (the machine's load)."""
-    while True:
-        pass
 
 
 def timed_verify(app: object, window: object) -> tuple[float, str, float]:
@@ -72,9 +67,16 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="editor-loop-"))
     os.environ["KERNEL_STUDIO_DATA"] = str(work / "data")
-    spinners = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.load)]
-    for process in spinners:
-        process.start()
+    try:
+        with busy(args.load):
+            measure(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace, work: Path) -> None:
+    """Open two templates in the window and time verifies: first, unchanged, unsaved, switched;
+    print the report."""
     from PySide6.QtWidgets import QApplication
 
     from app.base.paths import RESOURCES
@@ -116,9 +118,6 @@ def main() -> None:
         print(json.dumps(report), flush=True)
     finally:
         window.runner.shutdown()
-        for process in spinners:
-            process.terminate()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
