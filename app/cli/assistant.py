@@ -93,6 +93,14 @@ def report_error(command: str, error: Exception) -> int:
     return 2 if isinstance(error, AssistError | ValueError | KeyError) else 3
 
 
+def broken_suite(command: str, error: Exception) -> int:
+    """Say that the task suite could not be read, so its held-out tasks cannot be kept out of
+    what is taught; the exit code (2)."""
+    print(f"kernel-studio {command}: the task suite is broken, so held-out tasks cannot be "
+          f"kept out: {error}", file=sys.stderr)
+    return 2
+
+
 def unknown_skill(names: str) -> AssistError:
     """The error for --skill names that do not exist, listing those that do."""
     skills, _problems = load_skills()

@@ -60,7 +60,7 @@ from app.assist.teach.sources import (
 from app.assist.teach.train import Settings
 from app.base.paths import data_dir
 from app.cli import flags
-from app.cli.assistant import positive
+from app.cli.assistant import broken_suite, positive
 from app.cli.commands import teach_rl
 
 DEFAULT_COUNT = 200
@@ -281,9 +281,7 @@ def _data(args: argparse.Namespace) -> int:
         guard = Guard.of(load_suite())
         sources = _sources(args)
     except TaskError as error:
-        print(f"kernel-studio teach data: the task suite is broken, so held-out tasks cannot be "
-              f"kept out: {error}", file=sys.stderr)
-        return 2
+        return broken_suite("teach data", error)
     except SourcesError as error:
         print(f"kernel-studio teach data: {error}", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ from app.assist.teach.recipe import reinforce_adapter
 from app.assist.teach.rl import RLSettings
 from app.base.paths import data_dir
 from app.cli import flags
-from app.cli.assistant import positive
+from app.cli.assistant import broken_suite, positive
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,9 +106,7 @@ def run(args: argparse.Namespace) -> int:
                                    guard, settings, _say, runs, args.resume, args.threads,
                                    args.backend)
     except TaskError as error:
-        print(f"kernel-studio teach rl: the task suite is broken, so held-out tasks cannot be "
-              f"kept out: {error}", file=sys.stderr)
-        return 2
+        return broken_suite("teach rl", error)
     except AssistError as error:
         print(f"kernel-studio teach rl: {error}", file=sys.stderr)
         return 2
