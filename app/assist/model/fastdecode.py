@@ -309,13 +309,15 @@ def run(decoder: FastDecoder, inputs: Any, limit: int, choice: Choice,
         sequences = torch.cat([sequences, tokens[:, None]], dim=-1)
         arrived = copy_to_host(tokens)
         last = generated == limit - 1
-        if not last:
-            logits = decoder.step(tokens, stop)
-        on_host = torch.cat([on_host, arrived()[:, None]], dim=-1)
-        if streamer is not None:
-            if generated == 0:  # the prompt only with the first token: a failure before it
-                streamer.put(ids.cpu())  # leaves the stream untouched for generate()
-            streamer.put(on_host[:, -1])
+        try:
+            if not last:
+                logits = decoder.step(tokens, stop)
+        finally:  # this step's tokens are streamed even when the next step fails or stops
+            on_host = torch.cat([on_host, arrived()[:, None]], dim=-1)
+            if streamer is not None:
+                if generated == 0:  # the prompt only with the first token: a failure before
+                    streamer.put(ids.cpu())  # it leaves the stream untouched for generate()
+                streamer.put(on_host[:, -1])
         before = int(unfinished.sum())
         unfinished &= ~torch.isin(on_host[:, -1], eos)
         for criterion in criteria:
