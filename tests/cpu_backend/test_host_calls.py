@@ -52,3 +52,30 @@ def test_hidden_host_calls_are_refused_before_anything_runs(tmp_path: Path, guar
 ])
 def test_the_allowlist(name: str, ok: bool) -> None:
     assert allowed(name) is ok
+
+
+def _library(folder: Path, name: str, body: str) -> Path:
+    """A shared library built by the host compiler from `body`."""
+    import subprocess
+
+    source = folder / f"{name}.cpp"
+    source.write_text(body)
+    library = folder / f"{name}.so"
+    subprocess.run(["g++", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    return library
+
+
+def test_a_library_that_passed_is_checked_again_once_its_content_changes(tmp_path: Path) -> None:
+    # The check remembers the contents it passed (a cached kernel is checked at each load);
+    # the same path with other bytes must be read again.
+    from app.engine.worker.backends.base import BackendError
+    from app.engine.worker.backends.cpu.imports import check_imports
+
+    clean = _library(tmp_path, "clean", 'extern "C" int f() { return 1; }\n')
+    sneaky = _library(tmp_path, "sneaky", 'extern "C" int system(const char*);\n'
+                                          'extern "C" int f() { return system("x"); }\n')
+    check_imports(clean)
+    check_imports(clean)
+    clean.write_bytes(sneaky.read_bytes())
+    with pytest.raises(BackendError, match=r"host functions that device code cannot \(system\)"):
+        check_imports(clean)

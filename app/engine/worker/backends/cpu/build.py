@@ -81,12 +81,16 @@ def _own_files() -> tuple[str, ...]:
     return tuple(str(p) for p in toolchain.NATIVE.rglob("*.h")) + (toolchain.LAUNCHER_FILE,)
 
 
-def refuse_host_macros(preprocessed: str, refused: dict[str, str]) -> None:
-    """Raise "unsupported" when a user file names a macro whose value here cannot be NVRTC's
-    (the host compiler's __GNUC__, __x86_64__, ...): it could take another #if branch than the
-    GPU does. Files are scanned as written, comments and strings aside."""
-    skip = SYSTEM_PREFIXES + (str(toolchain.NATIVE),)
-    for file in sorted(source.included_files(preprocessed, skip)):
+def user_files(preprocessed: str) -> set[str]:
+    """The files the preprocessed unit read, less the system's and the emulation's own."""
+    return source.included_files(preprocessed, SYSTEM_PREFIXES + (str(toolchain.NATIVE),))
+
+
+def refuse_host_macros(files: set[str], refused: dict[str, str]) -> None:
+    """Raise "unsupported" when a user file (of `files`) names a macro whose value here cannot
+    be NVRTC's (the host compiler's __GNUC__, __x86_64__, ...): it could take another #if branch
+    than the GPU does. Files are scanned as written, comments and strings aside."""
+    for file in sorted(files):
         try:
             text = Path(file).read_bytes()[:HEADER_LIMIT].decode("utf-8", "replace")
         except OSError:
@@ -138,13 +142,11 @@ def _recorded_library(manifest: Path) -> Path | None:
     return library
 
 
-def _record(manifest: Path, library: Path, preprocessed: str, source_path: str) -> None:
+def _record(manifest: Path, library: Path, files: set[str], source_path: str) -> None:
     """Remember which library this unit built, its digest, and the files (headers included)
     it read."""
-    skip = SYSTEM_PREFIXES + (str(toolchain.NATIVE),)
-    files = source.included_files(preprocessed, skip) - {source_path}
     record = {"library": library.name, "sha256": sealed.digest(library),
-              "files": {f: _digest(f) for f in sorted(files)}}
+              "files": {f: _digest(f) for f in sorted(files - {source_path})}}
     atomic_write_text(manifest, json.dumps(record, indent=1))
 
 
@@ -162,11 +164,12 @@ def build(compiler: Toolchain, text: str, source_path: str, source_dir: str | No
         if problem:
             raise toolchain.explain_failure(problem, entry)
         refuse_unsupported(preprocessed)
-        refuse_host_macros(preprocessed, survey["refused"])
+        files = user_files(preprocessed)
+        refuse_host_macros(files, survey["refused"])
         library, problem = toolchain.kernel_library(compiler, preprocessed, flags)
         if problem:
             raise toolchain.explain_failure(problem, entry)
-        _record(manifest, library, preprocessed, source_path)
+        _record(manifest, library, files, source_path)
     imports.check_imports(library)  # cached libraries too: they may predate the check
     return BuiltKernel(library, entry, source.launch_bounds(text, entry))
 

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 from app.engine.worker.backends.base import BackendError
+from app.engine.worker.backends.cpu import sealed
 
 # Emitted by the compiler or the C/C++ runtime for ordinary device-style code, or what CUDA's
 # printf and assert become on the host.
@@ -30,6 +31,8 @@ TOOLCHAIN = frozenset({
     "__memset_chk", "__memmove_chk",
 })
 RUNTIME_PREFIX = "ks_"
+# Digests of the kernel libraries whose imports passed in this process (check_imports).
+_PASSED: set[str] = set()
 # libgcc's arithmetic helpers (__popcountdi2, __divti3, __mulsc3, ...).
 LIBGCC_SUFFIXES = ("di2", "ti3", "si2", "sc3", "dc3", "sf2", "df2", "tf2")
 
@@ -70,9 +73,16 @@ def allowed(name: str) -> bool:
 
 
 def check_imports(library: Path) -> None:
-    """Refuse a kernel library that imports any host function a kernel has no business calling."""
+    """Refuse a kernel library that imports any host function a kernel has no business calling.
+    A library content this process has passed before is not read by nm again: a cached kernel
+    is checked at every load, and nm is a process of its own (30 ms, more on a busy machine)."""
+    before = sealed.digest(library)
+    if before is not None and before in _PASSED:
+        return
     forbidden = sorted({n for n in _symbols(library, "--undefined-only") if not allowed(n)})
     if forbidden:
         names = ", ".join(forbidden[:8]) + (" ..." if len(forbidden) > 8 else "")
         raise BackendError("unsupported", "not supported by the CPU backend: the kernel calls "
                            f"host functions that device code cannot ({names}); it is not run")
+    if before is not None and sealed.digest(library) == before:  # nm read what was hashed
+        _PASSED.add(before)
