@@ -112,6 +112,7 @@ def measure(args: argparse.Namespace, work: Path) -> None:
                   "warm_same_median_s": round(statistics.median(s for s, _, _ in same), 3),
                   "engine_same_median_s": round(statistics.median(e for _, _, e in same), 3),
                   "warm_unsaved_median_s": round(statistics.median(s for s, _, _ in warm), 3),
+                  "engine_unsaved_median_s": round(statistics.median(e for _, _, e in warm), 3),
                   "switch_median_s": round(statistics.median(s for s, _, _ in switched), 3),
                   "statuses": sorted({s for _, s, _ in [first, *same, *warm, *switched]}),
                   "worker_starts": window.runner.job.starts}
