@@ -42,6 +42,7 @@ from app.engine.verify.results import (
 )
 from app.engine.verify.seeds import DEFAULT_RANDOM_SEEDS, draw_seeds, plan_runs
 from app.engine.verify.warm import MAX_WARM, ReferencePool, Staged
+from app.engine.worker.backends.cpu import build as cpu_build
 from app.engine.worker.backends.cpu import faults
 from app.engine.worker.client import WorkerFault, WorkerHandle
 from app.engine.worker.protocol import (
@@ -534,12 +535,38 @@ def _start_and_compile(spec: Spec, options: VerifyOptions, handle: WorkerHandle,
         return Verdict(Status.UNVERIFIED, str(fault), backend=handle.backend)
     device = codec.from_data(HelloReply, worker.info, "hello reply").device
     progress("compiling the kernel", 0.02)
-    prepared = memory.refusal(spec, resolved, device, folder, guard) or \
-        _prepare(spec, options, handle.backend, device, folder)
+    ahead = _build_ahead(spec) if handle.backend == "cpu" else None
+    try:
+        prepared = memory.refusal(spec, resolved, device, folder, guard) or \
+            _prepare(spec, options, handle.backend, device, folder)
+    finally:
+        if ahead is not None:
+            ahead.join()
     if isinstance(prepared, Verdict):
         prepared.backend, prepared.device = handle.backend, device
         return prepared
     return device, prepared
+
+
+def _build_ahead(spec: Spec) -> threading.Thread:
+    """Start building the CPU backend's library of each entry while the GPU compiler checks
+    the kernel. Why: each waits on a process of its own (the host compiler; NVRTC's child), so
+    on two cores they overlap, and an edit's verify waits for the longer instead of both. The
+    load builds again where this failed or is not done; it finds the library this built, and
+    reports any failure where it always has."""
+
+    def build_each() -> None:
+        for entry in spec.entries:
+            message = {"source_path": str(spec.source_path), "source_dir": str(spec.base_dir),
+                       "options": list(spec.options), "entry": entry}
+            try:
+                cpu_build.prebuild(message)
+            except Exception:  # noqa: BLE001 - the load builds again and reports it
+                return
+
+    thread = threading.Thread(target=build_each, name="cpu-build-ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def _prepare(spec: Spec, options: VerifyOptions, backend: str, device: dict[str, Any],
