@@ -297,7 +297,8 @@ def run(decoder: FastDecoder, inputs: Any, limit: int, choice: Choice,
 
     ids, mask = inputs["input_ids"], inputs["attention_mask"]
     logits = decoder.prefill(ids, mask, stop, chunk, progress)
-    sequences, on_host = ids, ids.cpu()
+    prompt = ids.cpu()
+    sequences, on_host = ids, prompt
     unfinished = torch.ones(ids.shape[0], dtype=torch.bool)
     gate = None  # unfinished on the device, once some row (not all) has finished
     eos = torch.tensor(list(choice.eos_ids) or [-1])
@@ -316,7 +317,7 @@ def run(decoder: FastDecoder, inputs: Any, limit: int, choice: Choice,
             on_host = torch.cat([on_host, arrived()[:, None]], dim=-1)
             if streamer is not None:
                 if generated == 0:  # the prompt only with the first token: a failure before
-                    streamer.put(ids.cpu())  # it leaves the stream untouched for generate()
+                    streamer.put(prompt)  # it leaves the stream untouched for generate()
                 streamer.put(on_host[:, -1])
         before = int(unfinished.sum())
         unfinished &= ~torch.isin(on_host[:, -1], eos)
