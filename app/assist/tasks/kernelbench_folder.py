@@ -168,15 +168,23 @@ def describe(problem: Problem, plan_: Plan, name: str) -> str:
               f"state_dict(), named after its keys ({_listed(plan_.weights[:2])}, ...)")
     weights = (f" The Model's learned weights are inputs too, loaded into it before forward: "
                f"{listed}." if plan_.weights else "")
-    sizes = (f" The sizes {', '.join(plan_.scalars)} are int32 arguments." if plan_.scalars
-             else "")
-    text = (f"KernelBench level-{problem.level} problem {problem.stem}: {problem.doc} Compute "
-            f"what the Model's forward gives for the inputs {_listed(plan_.inputs)}, into "
-            f"{_listed(plan_.outputs)}.{weights} Every tensor is contiguous and row-major."
-            f"{sizes} The launch has one thread per element of {plan_.outputs[0].name}: grid "
-            f"cdiv({count}, {BLOCK}), block {BLOCK} (a kernel of several launches may change "
-            f"that). The Model (problem.py):\n")
+    text = (f"KernelBench level-{problem.level} problem {problem.stem}: {problem.doc} "
+            + framing(_listed(plan_.inputs), _listed(plan_.outputs), plan_.outputs[0].name,
+                      f"cdiv({count}, {BLOCK})", str(BLOCK), weights=weights,
+                      sizes=tuple(plan_.scalars)))
     return (text + _clipped(problem.model_source, MAX_DESCRIPTION - len(text)))[:MAX_DESCRIPTION]
+
+
+def framing(inputs: str, outputs: str, out_name: str, grid: str, block: str, *,
+            weights: str = "", sizes: tuple[str, ...] = ()) -> str:
+    """The sentences between an imported problem's docstring and its Model's source. Teaching
+    tells generated tasks in these same words (app.assist.teach.registers.module), so that an
+    adapter meets imported problems in the form it was taught on."""
+    said = f" The sizes {', '.join(sizes)} are int32 arguments." if sizes else ""
+    return (f"Compute what the Model's forward gives for the inputs {inputs}, into "
+            f"{outputs}.{weights} Every tensor is contiguous and row-major.{said} The launch "
+            f"has one thread per element of {out_name}: grid {grid}, block {block} (a kernel of "
+            f"several launches may change that). The Model (problem.py):\n")
 
 
 def _clipped(source: str, room: int) -> str:

@@ -87,7 +87,13 @@ def _description(table: dict[str, Any], path: Path) -> str:
     if len(value) > MAX_DESCRIPTION:
         raise TaskError(f"{path}: [task].description has {len(value)} characters; at most "
                         f"{MAX_DESCRIPTION}")
-    return " ".join(value.split())
+    return one_line(value)
+
+
+def one_line(description: str) -> str:
+    """A description as every prompt is given it: its whitespace runs, line breaks included,
+    as one space (a Model's source in an imported problem too)."""
+    return " ".join(description.split())
 
 
 def _level(table: dict[str, Any], path: Path) -> int:

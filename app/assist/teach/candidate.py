@@ -57,6 +57,8 @@ class Candidate:
     cases: list[dict[str, int]]
     shared: str = "0"
     extra: dict[str, Any] = field(default_factory=dict)
+    # [verify] rtol = atol, where sums of many terms make the dtype's default a lottery
+    tolerance: float | None = None
 
     def spec_text(self) -> str:
         """The spec file's text."""
@@ -64,13 +66,17 @@ class Candidate:
         block = ", ".join(f'"{b}"' for b in self.block)
         cases = ", ".join("{ " + ", ".join(f"{k} = {v}" for k, v in c.items()) + " }"
                           for c in self.cases)
-        head = (f"# {self.description}\n\n[kernel]\nsource = \"{self.entry}.cu\"\n"
+        # A description of several lines (a Model's source) is a comment on each of them.
+        comment = "\n".join(f"# {line}".rstrip() for line in self.description.splitlines())
+        head = (f"{comment}\n\n[kernel]\nsource = \"{self.entry}.cu\"\n"
                 f"entry = \"{self.entry}\"\noptions = []\n\n")
         args = "\n".join(a.toml() for a in self.args)
         tail = (f"\n[launch]\ngrid = [{quoted}]\nblock = [{block}]\n"
                 f"shared_bytes = \"{self.shared}\"\n"
                 f"\n[reference]\npython = \"{self.entry}_ref.py\"\n"
                 f"\n[verify]\ncases = [{cases}]\nseeds = 2\n")
+        if self.tolerance is not None:
+            tail += f"rtol = {self.tolerance}\natol = {self.tolerance}\n"
         return head + args + tail
 
     def files(self) -> dict[str, str]:

@@ -22,6 +22,7 @@ from typing import Any
 from app.assist.prompting.compact import canonical_kernel
 from app.assist.prompting.compiler_tests import compiler_dependent
 from app.assist.prompting.examples import TEMPLATES_DIR
+from app.assist.tasks.suite import one_line
 from app.assist.teach.candidate import Candidate
 from app.assist.teach.guard import Guard
 from app.base.fsutil import atomic_write_text
@@ -138,7 +139,7 @@ def record(candidate: Candidate) -> dict[str, Any]:
     spec_text = str(candidate.extra.get("spec_text", "")) or candidate.spec_text()
     files = {"spec": spec_text, "kernel": candidate.kernel, "reference": candidate.reference}
     line = {"family": candidate.family, "level": candidate.level, "entry": candidate.entry,
-            "description": candidate.description, **files,
+            "description": one_line(candidate.description), **files,
             "sha256": {name: sha256_text(text) for name, text in files.items()}}
     traits = candidate.extra.get("traits")
     return {**line, "traits": traits} if isinstance(traits, dict) else line

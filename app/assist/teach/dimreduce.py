@@ -1,6 +1,6 @@
 """A level-2 family over N-D tensors (issue 27): a reduction over one dim of a 2-D or 3-D
 tensor, one thread per output element, told in the registers of app.assist.teach.registers'
-family (project, PyTorch, docstring, terse).
+family (project, PyTorch, docstring, terse, an nn.Module).
 
 What it teaches: the output of reducing dim d has the other dims' product of elements; a
 thread splits its flat index into the part before d and the part after it, and walks the
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from app.assist.prompting.candidates import signature
 from app.assist.teach.candidate import INPUTS, OUTPUTS, Arg, Candidate
 from app.assist.teach.dtypes import DTYPES, REF_HEADER, includes, numpy_out
-from app.assist.teach.registers import REGISTER_WEIGHTS, REGISTERS
+from app.assist.teach.registers import REGISTER_WEIGHTS, REGISTERS, Problem, model_problem
 from app.assist.teach.shaped import DIMS, LOCALS
 
 ORDINALS = ("first", "second", "third")
@@ -81,7 +81,7 @@ class Shape:
         return " * ".join(dims) or "1"
 
 
-def _cases(rng: random.Random, shape: Shape) -> list[list[int]]:
+def reduce_cases(rng: random.Random, shape: Shape) -> list[list[int]]:
     """All ones; a small one; one whose output needs several blocks, with a reduced dim long
     enough that a kernel reading the wrong stride fails."""
     rank = len(shape.dims)
@@ -139,7 +139,7 @@ def _reference(entry: str, shape: Shape, red: Reduction, x: str, out: str, dtype
 
 
 def _describe(rng: random.Random, register: str, shape: Shape, red: Reduction, x: str,
-              out: str, dtype: str) -> str:
+              out: str, dtype: str, grid: str, block: str) -> str:
     """The reduction in one register."""
     dims, axis = shape.dims, shape.axis
     out_shape = " x ".join(shape.out_dims) or "1"
@@ -150,6 +150,17 @@ def _describe(rng: random.Random, register: str, shape: Shape, red: Reduction, x
                 f"({dtype}, shape {' x '.join(dims)}), into {out} ({dtype}, shape "
                 f"{out_shape}); every tensor is contiguous and row-major, and the sizes are "
                 "int32 arguments. One thread per output element.")
+    if register == "module":
+        keep = ", keepdim=True" if shape.keep else ""
+        # The dim is often the Model's constructor argument, as a problem file gives it.
+        name = next(n for n in ("dim", "axis", "reduce_dim") if n not in dims)
+        constant = (name, str(axis)) if rng.random() < 0.5 else None
+        return model_problem(rng, Problem(
+            (x,), f"{x} ({dtype}, shape {' x '.join(dims)})", f"{out} ({dtype}, shape "
+            f"{out_shape})", out, grid, block, dims,
+            red.torch.format(x=x, d=f"self.{name}" if constant else axis, k=keep),
+            f"{red.words} of {x} over its dim {axis}", constant, (" x ".join(dims),),
+            out_shape))
     if register == "docstring":
         return (f'"""{red.words[0].upper()}{red.words[1:]} of {x} ({" x ".join(dims)}, {dtype})'
                 f' over its {ORDINALS[axis]} dim into {out} ({out_shape})."""')
@@ -171,7 +182,8 @@ def dim_reduce(rng: random.Random, tag: str) -> Candidate:
     dims = rng.choice(DIMS[rank])
     shape = Shape(dims, rng.randrange(rank), rng.random() < 0.4)
     register = rng.choices(REGISTERS, weights=REGISTER_WEIGHTS)[0]
-    red = rng.choice([r for r in REDUCTIONS if register != "pytorch" or not r.kernelbench])
+    red = rng.choice([r for r in REDUCTIONS
+                      if register not in ("pytorch", "module") or not r.kernelbench])
     x = next(n for n in (rng.choice(INPUTS)[0] for _ in range(20)) if n not in set(dims) | LOCALS)
     out = rng.choice([o for o in OUTPUTS if o not in set(dims) | LOCALS | {x}])
     block = rng.choice((64, 128, 256))
@@ -181,11 +193,12 @@ def dim_reduce(rng: random.Random, tag: str) -> Candidate:
     args = [Arg(x, "in", dtype, dims, init), Arg(out, "out", dtype, shape.out_dims or ("1",)),
             *sizes]
     total = shape.product(tuple(d for k, d in enumerate(dims) if k != shape.axis))
-    cases = [dict(zip(dims, values, strict=True)) for values in _cases(rng, shape)]
+    cases = [dict(zip(dims, values, strict=True)) for values in reduce_cases(rng, shape)]
     traits = {"register": register, "shape": f"{rank}d", "dtype": dtype, "out_dtype": dtype,
               "capped": False, "scalar": False, "spelled": True, "launch": "flat"}
-    return Candidate("dim_reduce", 2, entry, _describe(rng, register, shape, red, x, out, dtype),
+    grid = f"cdiv({total}, {block})"
+    return Candidate("dim_reduce", 2, entry,
+                     _describe(rng, register, shape, red, x, out, dtype, grid, str(block)),
                      _kernel(entry, args, shape, red, x, out, dtype),
-                     _reference(entry, shape, red, x, out, dtype), args,
-                     (f"cdiv({total}, {block})",), (str(block),), cases,
-                     extra={"traits": traits})
+                     _reference(entry, shape, red, x, out, dtype), args, (grid,), (str(block),),
+                     cases, extra={"traits": traits})

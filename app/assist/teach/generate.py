@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from app.assist.teach import dimreduce, exprs, maps, reduce, shaped
+from app.assist.teach import dimnorm, dimreduce, exprs, maps, matmul, reduce, shaped
 from app.assist.teach.candidate import Candidate
 
 Family = Callable[[random.Random, str], Candidate]
@@ -27,13 +27,15 @@ FAMILIES: dict[str, Family] = {
     "shaped_map": shaped.shaped_map,
     "strided_map": shaped.strided_map,
     "dim_reduce": dimreduce.dim_reduce,
+    "dim_along": dimnorm.dim_along,
+    "mat_product": matmul.mat_product,
 }
 
 # Formulas are the widest family (any expression, scalars, capped grids), and the shaped maps
 # the one that speaks every register over 1-D to 3-D tensors (issue 27): they come this many
 # times per turn of the others.
 WEIGHTS = {"formula": 3, "matrix_formula": 2, "shaped_map": 6, "strided_map": 3,
-           "dim_reduce": 3}
+           "dim_reduce": 3, "dim_along": 3, "mat_product": 3}
 
 
 def candidates(seed: int, families: list[str] | None = None) -> Iterator[Candidate]:

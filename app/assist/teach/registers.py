@@ -13,13 +13,15 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from app.assist.tasks.kernelbench_folder import framing
 from app.assist.teach.candidate import Arg
 from app.assist.teach.ops import Op
 
-REGISTERS = ("project", "pytorch", "docstring", "terse")
-# How often each register is drawn: PyTorch's most (what users paste, and what the adapter
-# knew least), the project's own next (the suite speaks it).
-REGISTER_WEIGHTS = (3, 4, 2, 2)
+REGISTERS = ("project", "pytorch", "docstring", "terse", "module")
+# How often each register is drawn: an nn.Module's forward, in the words `import kernelbench`
+# gives an imported problem, the most (what the adapter knew least, and what an imported
+# problem looks like), then PyTorch's expressions and the project's own (the suite speaks it).
+REGISTER_WEIGHTS = (3, 3, 2, 2, 5)
 SHORT_DTYPES = {"float32": ("f32", "fp32", "float"), "float16": ("f16", "fp16", "half"),
                 "bfloat16": ("bf16", "bfloat16"), "int32": ("i32", "int32", "int")}
 INDEX_LETTERS = ("i", "j", "k")
@@ -41,6 +43,8 @@ class Told:
     block: str
     capped: bool
     spelled: bool            # whether the element count is spelled out
+    # (name, value) of a scalar the kernel has as a literal: a Model's constructor argument
+    constant: tuple[str, str] | None = None
 
     @property
     def total(self) -> str:
@@ -198,7 +202,87 @@ def terse(rng: random.Random, told: Told) -> str:
     return rng.choice(("; ", ", ", " | ")).join(parts)
 
 
-TELLERS = {"project": project, "pytorch": pytorch, "docstring": docstring, "terse": terse}
+def _forward_doc(params: tuple[str, ...], shapes: tuple[str, ...], out_shape: str,
+                 words: str) -> list[str]:
+    """forward's docstring with its arguments and result, as problem files often have."""
+    lines = ['        """', f"        Computes {words}.", "", "        Args:"]
+    lines += [f"            {p} (torch.Tensor): input of shape ({s.replace(' x ', ', ')})."
+              for p, s in zip(params, shapes, strict=True)]
+    return lines + ["", "        Returns:",
+                    f"            torch.Tensor: the result, of shape "
+                    f"({out_shape.replace(' x ', ', ')}).", '        """']
+
+
+def model_source(rng: random.Random, problem: Problem) -> str:
+    """An nn.Module whose forward returns the expression; a constant is its constructor's
+    argument with a default (`self.alpha` in the expression)."""
+    params, words, constant = problem.params, problem.words, problem.constant
+    hinted = rng.random() < 0.6
+    listed = ", ".join(f"{p}: torch.Tensor" if hinted else p for p in params)
+    lines = ["class Model(nn.Module):"]
+    if rng.random() < 0.6:
+        lines += ['    """', f"    Computes {words}.", '    """']
+    extra = ""
+    if constant is not None:
+        kind = "float" if "." in constant[1] else "int"
+        extra = f", {constant[0]}: {kind} = {constant[1]}" if hinted else \
+            f", {constant[0]}={constant[1]}"
+    lines += [f"    def __init__(self{extra}):",
+              "        " + rng.choice(("super(Model, self).__init__()", "super().__init__()"))]
+    if constant is not None:
+        lines.append(f"        self.{constant[0]} = {constant[0]}")
+    lines += ["", f"    def forward(self, {listed}){' -> torch.Tensor' if hinted else ''}:"]
+    if problem.shapes and rng.random() < 0.5:
+        lines += _forward_doc(params, problem.shapes, problem.out_shape, words)
+    lines.append(f"        return {problem.expression}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a problem told as a Module says: its forward's parameters, the buffers in words,
+    the output's name, the launch, the sizes, the expression forward returns and its words."""
+
+    params: tuple[str, ...]
+    inputs: str
+    output: str
+    out: str
+    grid: str
+    block: str
+    sizes: tuple[str, ...]
+    expression: str
+    words: str
+    constant: tuple[str, str] | None = None
+    shapes: tuple[str, ...] = ()   # each parameter's shape in words, for forward's docstring
+    out_shape: str = ""
+
+
+def model_problem(rng: random.Random, problem: Problem) -> str:
+    """A problem told as `import kernelbench` tells one: a sentence on what the model does (or
+    none), the framing of inputs, outputs, sizes and launch, then the Model's source."""
+    words = problem.words
+    opening = rng.choice(("", f"{words[0].upper()}{words[1:]}. ",
+                          f"A model that computes {words}. "))
+    text = framing(problem.inputs, problem.output, problem.out, problem.grid, problem.block,
+                   sizes=problem.sizes)
+    return opening + text + model_source(rng, problem)
+
+
+def module(rng: random.Random, told: Told) -> str:
+    """The operation as an nn.Module's forward, framed as an imported problem is (its tensors
+    contiguous, one thread per element: the shaped family draws such a launch for it)."""
+    expression = told.fill(rng.choice(told.op.torch), told.ins)
+    inputs = ", ".join(f"{n} ({told.src}, shape {_shape_words(told)})" for n in told.ins)
+    output = f"{told.out} ({told.dst}, shape {_shape_words(told)})"
+    words = told.fill(told.op.words, told.ins) + ", elementwise"
+    shape = _shape_words(told)
+    return model_problem(rng, Problem(told.ins, inputs, output, told.out, told.grid[0],
+                                      told.block, told.dims, expression, words, told.constant,
+                                      (shape,) * len(told.ins), shape))
+
+
+TELLERS = {"project": project, "pytorch": pytorch, "docstring": docstring, "terse": terse,
+           "module": module}
 
 
 def describe(register: str, rng: random.Random, told: Told) -> str:

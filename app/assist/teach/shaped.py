@@ -11,6 +11,7 @@ grid-stride loop). Nothing here is trusted: the builder verifies and spec-checks
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from app.assist.prompting.candidates import signature
 from app.assist.teach.candidate import INPUTS, OUTPUTS, Arg, Candidate
@@ -178,12 +179,27 @@ def _reference(entry: str, told: Told, params: list[str]) -> str:
             f".astype({numpy_out(told.dst)})}}\n")
 
 
-def _register(rng: random.Random, op: Op) -> str:
-    """A register for this operation (not PyTorch's when its PyTorch form is KernelBench's)."""
+def _register(rng: random.Random, op: Op, pitched: bool) -> str:
+    """A register for this operation: not PyTorch's or a Module's when that form is a
+    KernelBench problem, and not a Module's for strided rows (an imported problem's tensors are
+    contiguous)."""
     while True:
         register = rng.choices(REGISTERS, weights=REGISTER_WEIGHTS)[0]
-        if not (register == "pytorch" and op.kernelbench):
+        if register in ("pytorch", "module") and op.kernelbench:
+            continue
+        if not (register == "module" and pitched):
             return register
+
+
+def _inlined(op: Op, scalar: Arg) -> Op:
+    """The operation with its scalar as a literal (a Model's constructor argument, `self.alpha`
+    in its PyTorch form): the kernel takes no scalar argument then."""
+    value = scalar.value
+    literal = value if op.integer else f"{value}f"
+    return replace(op, cxx=op.cxx.replace("{s}", literal), npy=op.npy.replace("{s}", value),
+                   torch=tuple(t.replace("{s}", f"self.{scalar.name}") for t in op.torch),
+                   formula=op.formula.replace("{s}", value),
+                   words=op.words.replace("{s}", value), scalar=False)
 
 
 def _told(rng: random.Random, pitched: bool) -> tuple[Told, str]:
@@ -193,15 +209,21 @@ def _told(rng: random.Random, pitched: bool) -> tuple[Told, str]:
     op = rng.choice([o for o in ops if not pitched or o.arity == 1 or rng.random() < 0.5])
     rank = 2 if pitched else rng.choice((1, 2, 2, 3))
     sizes = rng.choice(PITCHED) if pitched else rng.choice(DIMS[rank])
-    register = _register(rng, op)
+    register = _register(rng, op, pitched)
     ins, out = _names(rng, op.arity, sizes, register)
     scalar = _scalar(rng, op, set(ins) | {out} | set(sizes))
     dims, pitch = (sizes[:2], sizes[2]) if pitched else (sizes, "")
-    capped = rng.random() < 0.25
-    rows_grid = rank == 2 and not capped and rng.random() < 0.3
+    # A Module is told as an imported problem is: a constant in its constructor, one thread
+    # per element, one dtype throughout.
+    module = register == "module"
+    constant = None
+    if module and scalar is not None:
+        op, constant, scalar = _inlined(op, scalar), (scalar.name, scalar.value), None
+    capped = not module and rng.random() < 0.25
+    rows_grid = rank == 2 and not capped and not module and rng.random() < 0.3
     grid, block = _launch(rng, dims, capped, rows_grid)
-    told = Told(op, ins, out, scalar, src, dst, dims, pitch, grid, block, capped,
-                rank > 1 and rng.random() < 0.5)
+    told = Told(op, ins, out, scalar, src, src if module else dst, dims, pitch, grid, block,
+                capped, rank > 1 and rng.random() < 0.5, constant)
     return told, register
 
 
@@ -226,6 +248,7 @@ def _candidate(rng: random.Random, tag: str, pitched: bool) -> Candidate:
              for values in _cases(rng, len(told.dims), pitched)]
     traits = {"register": register, "shape": rank, "dtype": told.src,
               "out_dtype": told.dst, "capped": told.capped, "scalar": told.scalar is not None,
+              "constant": told.constant is not None,
               "spelled": told.spelled, "launch": "rows" if len(told.grid) > 1 else "flat"}
     return Candidate(family, 1, entry, describe(register, rng, told), kernel,
                      _reference(entry, told, params), args, told.grid, (told.block,), cases,

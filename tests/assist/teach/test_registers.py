@@ -10,20 +10,28 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
+import tomllib
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from app.assist.tasks.suite import load_suite
+from app.assist.tasks.kernelbench_folder import import_problem
+from app.assist.tasks.suite import load_suite, load_task
 from app.assist.teach.candidate import Candidate
 from app.assist.teach.data import DATA_NAME, build
+from app.assist.teach.dimnorm import dim_along
 from app.assist.teach.dimreduce import dim_reduce
+from app.assist.teach.generate import Family
 from app.assist.teach.guard import Guard
+from app.assist.teach.kbguard import KernelBenchGuard
+from app.assist.teach.matmul import mat_product
 from app.assist.teach.registers import REGISTERS
 from app.assist.teach.shaped import shaped_map, strided_map
 from app.cli.entry import main
+from tests.assist.tasks.kernelbench_problems import LEVEL1
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +57,8 @@ def _sample(register: str) -> list[Candidate]:
         kind = "strided" if traits["shape"] == "strided" else traits["shape"]
         if traits["register"] == register and kind in ("2d", "3d", "strided"):
             picked.setdefault("strided" if kind == "strided" else "nd", candidate)
-        if len(picked) == 2:
+        # A Module's tensors are contiguous, as an imported problem's are: no strided one.
+        if len(picked) == (1 if register == "module" else 2):
             return list(picked.values())
     raise AssertionError("unreachable")
 
@@ -135,3 +144,94 @@ def test_reductions_over_a_dim_verify_and_reading_the_wrong_stride_fails(
     summary = build(tmp_path / "wrong", 1, iter([replace(middle, kernel=wrong)]), guard,
                     lambda _line: None)
     assert (summary.written, summary.failed_verify) == (0, 1)
+
+
+FRAMING = ("Compute what the Model's forward gives for the inputs ", " Every tensor is contiguous "
+           "and row-major. The sizes ", "The launch has one thread per element of ",
+           "(a kernel of several launches may change that). The Model (problem.py):\n"
+           "class Model(nn.Module):")
+
+
+def _modules(seed: int) -> Iterator[Candidate]:
+    """Candidates of the Module register, shaped maps and reductions in turn."""
+    rng = random.Random(seed)
+    for number in itertools.count():
+        candidate = (shaped_map if number % 2 else dim_reduce)(rng, f"m{number}")
+        if candidate.extra["traits"]["register"] == "module":
+            yield candidate
+
+
+def test_a_module_example_is_framed_as_an_imported_problem_and_its_constant_is_inlined(
+        tmp_path: Path, guard: Guard) -> None:
+    problem = tmp_path / "level1" / "31_Group_Norm_Affine.py"
+    problem.parent.mkdir()
+    problem.write_text(LEVEL1["31_Group_Norm_Affine"])
+    spec_path = import_problem(problem, tmp_path / "tasks")
+    imported = tomllib.loads(spec_path.read_text())["task"]["description"]
+    scaled = next(c for c in _modules(4) if c.extra["traits"].get("constant"))
+    by_dim = next(c for c in _modules(5) if c.family == "dim_reduce" and "self." in
+                  c.description)
+    for text in (imported, scaled.description, by_dim.description):
+        assert all(part in text for part in FRAMING), text
+    # The constant is the Model's constructor argument and a literal in the kernel, which takes
+    # the sizes and the tensors only.
+    assert re.search(r"def __init__\(self, \w+(: float)? ?= ?-?[0-9.]+\)", scaled.description)
+    assert {a.kind for a in scaled.args if a.value != a.name} <= {"in", "out"}
+    summary = build(tmp_path / "data", 2, iter([scaled, by_dim]), guard, lambda _line: None)
+    assert summary.written == 2, summary.dropped
+    # Taught in the words a prompt gives an imported task: its description on one line.
+    written = [json.loads(line)["description"]
+               for line in (tmp_path / "data" / DATA_NAME).read_text().splitlines()]
+    assert written == [" ".join(c.description.split()) for c in (scaled, by_dim)]
+    assert " ".join(imported.split()) == load_task(spec_path).description
+
+
+def test_no_module_example_of_many_is_refused_as_kernelbench() -> None:
+    kernelbench = KernelBenchGuard.shipped()
+    drawn = [c for _n, c in zip(range(300), _modules(6), strict=False)]
+    assert not [c.entry for c in drawn if kernelbench.refuse(c.entry, c.description)]
+    assert any(c.extra["traits"]["shape"] == "1d" for c in drawn)
+
+
+def _drawn_of(family: Family, seed: int) -> Iterator[Candidate]:
+    """Candidates of one family, endlessly."""
+    rng = random.Random(seed)
+    for number in itertools.count():
+        yield family(rng, f"f{number}")
+
+
+def test_an_operation_along_a_middle_dim_verifies_and_walking_the_wrong_stride_fails(
+        tmp_path: Path, guard: Guard) -> None:
+    along = next(c for c in _drawn_of(dim_along, 1) if "int j = (i / (" in c.kernel
+                 or ("int j = (i / " in c.kernel and len(c.args[0].shape) == 3))
+    assert along.args[0].shape == along.args[1].shape
+    stride = re.search(r"base \+ k \* (\(?[\w *]+\)?)\]", along.kernel)
+    assert stride is not None
+    wrong = along.kernel.replace(f"base + k * {stride.group(1)}]", "base + k]")
+    summary = build(tmp_path, 1, iter([along]), guard, lambda _line: None)
+    assert summary.written == 1, summary.dropped
+    summary = build(tmp_path / "wrong", 1, iter([replace(along, kernel=wrong)]), guard,
+                    lambda _line: None)
+    assert (summary.written, summary.failed_verify) == (0, 1)
+
+
+def test_a_product_with_a_transposed_operand_verifies_and_reading_it_untransposed_fails(
+        tmp_path: Path, guard: Guard) -> None:
+    product = next(c for c in _drawn_of(mat_product, 2) if c.entry.startswith("mm_tb_"))
+    read = re.search(r"(\w+)\[col \* (\w+) \+ p\]", product.kernel)
+    assert read is not None
+    n = product.args[2].shape[-1]
+    wrong = product.kernel.replace(read.group(0), f"{read.group(1)}[p * {n} + col]")
+    summary = build(tmp_path, 1, iter([product]), guard, lambda _line: None)
+    assert summary.written == 1, summary.dropped
+    summary = build(tmp_path / "wrong", 1, iter([replace(product, kernel=wrong)]), guard,
+                    lambda _line: None)
+    assert (summary.written, summary.failed_verify) == (0, 1)
+
+
+def test_no_candidate_of_the_new_families_is_refused_as_kernelbench_in_any_register() -> None:
+    kernelbench = KernelBenchGuard.shipped()
+    drawn = [c for family in (dim_along, mat_product)
+             for _n, c in zip(range(300), _drawn_of(family, 7), strict=False)]
+    assert not [c.entry for c in drawn if kernelbench.refuse(c.entry, c.description)]
+    assert {c.extra["traits"]["register"] for c in drawn} == set(REGISTERS)
