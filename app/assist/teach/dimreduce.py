@@ -39,6 +39,13 @@ class Reduction:
     words: str
     sums: bool          # inputs drawn in [0, 1): no cancellation makes the tolerance a lottery
     kernelbench: bool = False
+    # The position of the extreme, an int64 output: step is then the comparison and finish
+    # the value compared.
+    index: bool = False
+
+    def out_dtype(self, dtype: str) -> str:
+        """The output's dtype for inputs of this one."""
+        return "int64" if self.index else dtype
 
 
 REDUCTIONS = (
@@ -58,6 +65,15 @@ REDUCTIONS = (
               "{x}.abs().amax(dim={d}{k})", "the largest absolute value", False),
     Reduction("sumhalf", "0.0f", "s + v", "s * 0.5f", "np.sum({x}, axis={d}) * 0.5",
               "{x}.sum(dim={d}{k}) * 0.5", "half the sum", True),
+    Reduction("argmax", "-3.402823466e+38f", ">", "v", "np.argmax({x}, axis={d})",
+              "torch.argmax({x}, dim={d}{k})", "the index of the largest value", False,
+              kernelbench=True, index=True),
+    Reduction("argmin", "3.402823466e+38f", "<", "v", "np.argmin({x}, axis={d})",
+              "torch.argmin({x}, dim={d}{k})", "the index of the smallest value", False,
+              kernelbench=True, index=True),
+    Reduction("argmaxabs", "-1.0f", ">", "fabsf(v)", "np.argmax(np.abs({x}), axis={d})",
+              "torch.argmax({x}.abs(), dim={d}{k})", "the index of the largest absolute value",
+              False, index=True),
 )
 
 
@@ -120,13 +136,19 @@ def _kernel(entry: str, args: list[Arg], shape: Shape, red: Reduction, x: str, o
     split, element = _walk(shape, x)
     value = red.finish.format(R=f"(float){size}")
     store = d.from_float.format(v=value) if d.floating else value
+    step = f"            s = {red.step};\n"
+    if red.index:  # the first position of the extreme, as torch.argmax gives it
+        step = (f"            if ({value} {red.step} s) {{\n                s = {value};\n"
+                f"                at = j;\n            }}\n")
+        split += "        int at = 0;\n"
+        store = "at"
     return (f"{includes(dtype)}{signature(entry, args)}\n{{\n"
             f"    // {out} has {total} elements; each reduces the {size} elements of dim "
             f"{shape.axis}\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
             f"    if (i < {total}) {{\n{split}        float s = {red.ident};\n"
             f"        for (int j = 0; j < {size}; ++j) {{\n"
             f"            float v = {d.to_float.format(v=element)};\n"
-            f"            s = {red.step};\n        }}\n        {out}[i] = {store};\n    }}\n}}\n")
+            f"{step}        }}\n        {out}[i] = {store};\n    }}\n}}\n")
 
 
 def _reference(entry: str, shape: Shape, red: Reduction, x: str, out: str, dtype: str) -> str:
@@ -135,7 +157,7 @@ def _reference(entry: str, shape: Shape, red: Reduction, x: str, out: str, dtype
     return (REF_HEADER.format(name=entry) + f"\ndef reference({x}, {', '.join(shape.dims)}):\n"
             f"    X_ = widen({x}).reshape({', '.join(shape.dims)})\n"
             f"    return {{\"{out}\": np.asarray({expression}).reshape(-1).astype("
-            f"{numpy_out(dtype)})}}\n")
+            f"{numpy_out(red.out_dtype(dtype))})}}\n")
 
 
 def _describe(rng: random.Random, register: str, shape: Shape, red: Reduction, x: str,
@@ -143,11 +165,14 @@ def _describe(rng: random.Random, register: str, shape: Shape, red: Reduction, x
     """The reduction in one register."""
     dims, axis = shape.dims, shape.axis
     out_shape = " x ".join(shape.out_dims) or "1"
+    odt = red.out_dtype(dtype)
+    # An index's type is said wherever the output is (the inputs' type otherwise).
+    typed = f", {odt}" if red.index else ""
     if register == "pytorch":
         keep = ", keepdim=True" if shape.keep else ""
         expression = red.torch.format(x=x, d=axis, k=keep)
         return (f"Compute what the PyTorch expression `{expression}` gives for the input {x} "
-                f"({dtype}, shape {' x '.join(dims)}), into {out} ({dtype}, shape "
+                f"({dtype}, shape {' x '.join(dims)}), into {out} ({odt}, shape "
                 f"{out_shape}); every tensor is contiguous and row-major, and the sizes are "
                 "int32 arguments. One thread per output element.")
     if register == "module":
@@ -156,22 +181,22 @@ def _describe(rng: random.Random, register: str, shape: Shape, red: Reduction, x
         name = next(n for n in ("dim", "axis", "reduce_dim") if n not in dims)
         constant = (name, str(axis)) if rng.random() < 0.5 else None
         return model_problem(rng, Problem(
-            (x,), f"{x} ({dtype}, shape {' x '.join(dims)})", f"{out} ({dtype}, shape "
+            (x,), f"{x} ({dtype}, shape {' x '.join(dims)})", f"{out} ({odt}, shape "
             f"{out_shape})", out, grid, block, dims,
             red.torch.format(x=x, d=f"self.{name}" if constant else axis, k=keep),
             f"{red.words} of {x} over its dim {axis}", constant, (" x ".join(dims),),
             out_shape))
     if register == "docstring":
         return (f'"""{red.words[0].upper()}{red.words[1:]} of {x} ({" x ".join(dims)}, {dtype})'
-                f' over its {ORDINALS[axis]} dim into {out} ({out_shape})."""')
+                f' over its {ORDINALS[axis]} dim into {out} ({out_shape}{typed})."""')
     if register == "terse":
         return (f"{out} = {red.tag}({x}, dim={axis}); {rng.choice(('f32', dtype))}; "
-                f"[{', '.join(dims)}] -> [{', '.join(shape.out_dims)}]; 1 thread / output")
+                f"[{', '.join(dims)}] -> [{', '.join(shape.out_dims)}]{typed}; 1 thread / output")
     letters = "ijk"[:len(dims)]
     kept = ", ".join(letter for k, letter in enumerate(letters) if k != axis) or "0"
     at = ", ".join(letters)
     return (f"{out}[{kept}] = {red.words} of {x}[{at}] over {letters[axis]} < {dims[axis]}, "
-            f"for a row-major {' x '.join(dims)} {dtype} array {x}; {out} is {out_shape} "
+            f"for a row-major {' x '.join(dims)} {dtype} array {x}; {out} is {out_shape}{typed} "
             f"({shape.product(tuple(d for d in shape.out_dims if d != '1'))} elements).")
 
 
@@ -190,12 +215,13 @@ def dim_reduce(rng: random.Random, tag: str) -> Candidate:
     entry = f"reduce_{red.tag}_{rank}d_{DTYPES[dtype].short}_{tag}"
     init = "uniform(0, 1)" if red.sums else "normal"
     sizes = [Arg(n, "scalar", "int32", value=n) for n in dims]
-    args = [Arg(x, "in", dtype, dims, init), Arg(out, "out", dtype, shape.out_dims or ("1",)),
-            *sizes]
+    args = [Arg(x, "in", dtype, dims, init),
+            Arg(out, "out", red.out_dtype(dtype), shape.out_dims or ("1",)), *sizes]
     total = shape.product(tuple(d for k, d in enumerate(dims) if k != shape.axis))
     cases = [dict(zip(dims, values, strict=True)) for values in reduce_cases(rng, shape)]
-    traits = {"register": register, "shape": f"{rank}d", "dtype": dtype, "out_dtype": dtype,
-              "capped": False, "scalar": False, "spelled": True, "launch": "flat"}
+    traits = {"register": register, "shape": f"{rank}d", "dtype": dtype,
+              "out_dtype": red.out_dtype(dtype), "capped": False, "scalar": False,
+              "spelled": True, "launch": "flat"}
     grid = f"cdiv({total}, {block})"
     return Candidate("dim_reduce", 2, entry,
                      _describe(rng, register, shape, red, x, out, dtype, grid, str(block)),

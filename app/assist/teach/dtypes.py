@@ -49,7 +49,7 @@ def widen(a):
 def numpy_out(dtype: str) -> str:
     """The NumPy type a reference returns for an output of this dtype (16-bit floats as float32:
     the verifier compares with the dtype's tolerance)."""
-    return "np.int32" if dtype == "int32" else "np.float32"
+    return {"int32": "np.int32", "int64": "np.int64"}.get(dtype, "np.float32")
 
 
 def includes(*names: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from app.assist.teach import dimnorm, dimreduce, exprs, maps, matmul, reduce, shaped
+from app.assist.teach import dimnorm, dimreduce, exprs, losses, maps, matmul, reduce, shaped
 from app.assist.teach.candidate import Candidate
 
 Family = Callable[[random.Random, str], Candidate]
@@ -29,13 +29,15 @@ FAMILIES: dict[str, Family] = {
     "dim_reduce": dimreduce.dim_reduce,
     "dim_along": dimnorm.dim_along,
     "mat_product": matmul.mat_product,
+    "whole_loss": losses.whole_loss,
 }
 
-# Formulas are the widest family (any expression, scalars, capped grids), and the shaped maps
-# the one that speaks every register over 1-D to 3-D tensors (issue 27): they come this many
-# times per turn of the others.
+# Formulas are the widest family (any expression, scalars, capped grids); the shaped maps speak
+# every register over 1-D to 3-D tensors, and the families after them teach what an imported
+# problem's launch (one thread per output element) asks of a reduction, a normalization, a
+# product or a loss (issue 27): they come this many times per turn of the others.
 WEIGHTS = {"formula": 3, "matrix_formula": 2, "shaped_map": 6, "strided_map": 3,
-           "dim_reduce": 3, "dim_along": 3, "mat_product": 3}
+           "dim_reduce": 3, "dim_along": 3, "mat_product": 3, "whole_loss": 2}
 
 
 def candidates(seed: int, families: list[str] | None = None) -> Iterator[Candidate]:

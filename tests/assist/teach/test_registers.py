@@ -3,7 +3,10 @@ the CPU backend (a sample: a tensor of two or three dims and a strided one per r
 capped grids, 16-bit types and scalars among them); an N-D kernel bounds its flat index by the
 product of the dims, and the spec catches the kernel that stops at the first dim; `teach stats`
 counts what a set or the generator covers; reductions over any dim of a 2-D or 3-D tensor
-verify, and the kernel that reads the wrong stride fails."""
+verify, and the kernel that reads the wrong stride fails. The Module register is framed as an
+imported problem is; the families of an imported problem's launch (operations along a dim,
+matrix products, losses, index reductions) verify and catch their classic mistakes, and none
+of their candidates is refused as KernelBench's."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from app.assist.teach.dimreduce import dim_reduce
 from app.assist.teach.generate import Family
 from app.assist.teach.guard import Guard
 from app.assist.teach.kbguard import KernelBenchGuard
+from app.assist.teach.losses import whole_loss
 from app.assist.teach.matmul import mat_product
 from app.assist.teach.registers import REGISTERS
 from app.assist.teach.shaped import shaped_map, strided_map
@@ -231,7 +235,35 @@ def test_a_product_with_a_transposed_operand_verifies_and_reading_it_untranspose
 
 def test_no_candidate_of_the_new_families_is_refused_as_kernelbench_in_any_register() -> None:
     kernelbench = KernelBenchGuard.shipped()
-    drawn = [c for family in (dim_along, mat_product)
+    drawn = [c for family in (dim_along, mat_product, whole_loss, dim_reduce)
              for _n, c in zip(range(300), _drawn_of(family, 7), strict=False)]
     assert not [c.entry for c in drawn if kernelbench.refuse(c.entry, c.description)]
     assert {c.extra["traits"]["register"] for c in drawn} == set(REGISTERS)
+
+
+def test_a_loss_walks_every_element_in_one_thread_and_stopping_at_the_first_dim_fails(
+        tmp_path: Path, guard: Guard) -> None:
+    loss = next(c for c in _drawn_of(whole_loss, 3) if c.extra["traits"]["shape"] == "2d")
+    dims = [a.name for a in loss.args if a.kind == "scalar"]
+    assert loss.args[2].shape == ("1",) and f"int total = {' * '.join(dims)};" in loss.kernel
+    wrong = loss.kernel.replace(f"int total = {' * '.join(dims)};", f"int total = {dims[0]};")
+    summary = build(tmp_path, 1, iter([loss]), guard, lambda _line: None)
+    assert summary.written == 1, summary.dropped
+    summary = build(tmp_path / "wrong", 1, iter([replace(loss, kernel=wrong)]), guard,
+                    lambda _line: None)
+    assert (summary.written, summary.failed_verify) == (0, 1)
+
+
+def test_an_index_reduction_writes_int64_positions_and_a_last_occurrence_fails(
+        tmp_path: Path, guard: Guard) -> None:
+    index = next(c for c in _reductions(4) if "argm" in c.entry
+                 and c.args[0].dtype == "float32")
+    assert index.args[1].dtype == "int64" and "long long*" in index.kernel
+    # The opposite comparison: the other extreme's position.
+    flipped = index.kernel.replace(" > s)", " < s)") if " > s)" in index.kernel else \
+        index.kernel.replace(" < s)", " > s)")
+    summary = build(tmp_path, 1, iter([index]), guard, lambda _line: None)
+    assert summary.written == 1, summary.dropped
+    summary = build(tmp_path / "wrong", 1, iter([replace(index, kernel=flipped)]), guard,
+                    lambda _line: None)
+    assert (summary.written, summary.failed_verify) == (0, 1)
