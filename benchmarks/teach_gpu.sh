@@ -15,8 +15,11 @@
 #            bash benchmarks/eval_gpu.sh receive
 #   call 3:  carry [".gpu-eval/b"]   (the last part)
 #            bash benchmarks/teach_gpu.sh train
-#   call 4:  no carry
-#            bash benchmarks/teach_gpu.sh judge
+#   call 4:  no carry (KB_TASKS: folders made by `import kernelbench`, carried in call 3)
+#            [KB_TASKS=DIR] bash benchmarks/teach_gpu.sh judge
+#            with KB_TASKS, the judge goes on to `kernelbench`: the new adapter and the shipped
+#            one (which `model import` installed as "default") on those problems, and the
+#            shipped one on the held-out split, so that the two adapters can be compared
 #
 # On a GPU machine of your own with the project set up, one command does all of it:
 #   make teach-default        (bash benchmarks/teach_gpu.sh all; the new adapter is named
@@ -28,7 +31,7 @@ set -euo pipefail
 source "$(dirname "$0")/eval_gpu.sh"
 
 TEACH=/tmp/ks-teach
-PROCESSES=${PROCESSES:-12}
+PROCESSES=${PROCESSES:-14}
 PER_PROCESS=${PER_PROCESS:-260}
 DATA_SECONDS=${DATA_SECONDS:-230}
 # Both evals alike (the judgement refuses runs that differ): every held-out task, 4 chains of
@@ -38,7 +41,11 @@ EVAL_ARGS=(--split heldout -k 4 --rounds 2 --skills on --examples off --temperat
 TRAIN_ARGS=(--device cuda --quantization nf4 --targets all --rank 16 --learning-rate 4e-4
             --batch 16 --max-tokens 1024 --checkpoint-every 100)
 MODEL=${MODEL:-/tmp/ks-models/smollm2-135m-instruct}
-ADAPTER=${ADAPTER:-default}
+# Not "default": importing the packaged model installs the shipped adapter under that name.
+ADAPTER=${ADAPTER:-taught}
+# Imported KernelBench problems: one chain of up to 3 rounds each (pass@1 within 3 rounds).
+KB_ARGS=(-k 1 --rounds 3 --skills on --examples off --temperature 0.3 --seed 0 --batch 64
+         --quantization nf4 --no-estimate --time-limit "${KB_SECONDS:-170}")
 
 data() {
     # Call 1: verified examples from PROCESSES generators (distinct seeds) at once, each cut
@@ -85,7 +92,7 @@ checks() {
     # Call 2: keep the model's first half, and run the GPU checks (benchmarks/gpu_checks.sh).
     receive
     kit_env
-    (cd "$ROOT" && GPU_TEST_SECONDS=250 bash benchmarks/gpu_checks.sh) || true
+    (cd "$ROOT" && GPU_TEST_SECONDS=${GPU_TEST_SECONDS:-300} bash benchmarks/gpu_checks.sh) || true
 }
 
 train() {
@@ -136,6 +143,44 @@ judge_adapter() {
     set -e
     [ -d "$MODEL/adapters/$ADAPTER" ] && cp -r "$MODEL/adapters/$ADAPTER" "$out/adapter"
     cp -r "$KERNEL_STUDIO_DATA/teach/discarded" "$out/" 2>/dev/null || true
+    [ -z "${KB_TASKS:-}" ] || kernelbench
+}
+
+summarize() {
+    # One line of an eval --json result: pass@1 and KernelBench's figures, or why there are none.
+    python3 - "$1" <<'EOF'
+import json, sys
+try:
+    data = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as error:
+    sys.exit(f"{sys.argv[1]}: no result ({error})")
+for arm, s in data["summaries"].items():
+    print(f"{sys.argv[1]}: tasks {s['tasks']} pass@1 {s['pass_at_1']} pass@K {s['pass_at_k']} "
+          f"compile errors {s['compile_error_rate']} stopped={data['stopped']}")
+kb = data.get("kernelbench") or {}
+if kb:
+    print("  kernelbench:", json.dumps({k: v for k, v in kb.items() if k != "problems"})[:900])
+    print("  correct:", [p["task"] for p in kb["problems"] if p["correct"]])
+EOF
+}
+
+kernelbench() {
+    # The adapter just taught and the shipped one ("default") on the imported problems in
+    # KB_TASKS, then the shipped one on the held-out split (the new one's is after.json).
+    local out=${OUT:-/tmp/ks-out} adapter
+    mkdir -p "$out"
+    for adapter in "$ADAPTER" default; do
+        [ -d "$MODEL/adapters/$adapter" ] || { echo "no adapter $adapter" >&2; continue; }
+        python3 -m app eval --kernelbench "$KB_TASKS" "${KB_ARGS[@]}" --model "$MODEL" \
+            --adapter "$adapter" --out "$TEACH/kb-$adapter" --json > "$out/kb-$adapter.json" \
+            2> "$out/kb-$adapter.log" || true
+        summarize "$out/kb-$adapter.json" || tail -n 5 "$out/kb-$adapter.log"
+    done
+    python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --adapter default \
+        --out "$TEACH/shipped-run" --json > "$out/shipped-heldout.json" \
+        2> "$out/shipped-heldout.log" || true
+    summarize "$out/shipped-heldout.json" || tail -n 5 "$out/shipped-heldout.log"
+    tar -C "$TEACH" -czf "$out/kb-attempts.tar.gz" "kb-$ADAPTER" kb-default 2>/dev/null || true
 }
 
 everything() {
@@ -155,5 +200,7 @@ case "${1:-}" in
     checks) checks ;;
     train) train ;;
     judge) judge_adapter ;;
-    *) echo "usage: bash benchmarks/teach_gpu.sh all | data | checks | train | judge" >&2; exit 2 ;;
+    kernelbench) kernelbench ;;
+    *) echo "usage: bash benchmarks/teach_gpu.sh all | data | checks | train | judge | kernelbench" >&2
+       exit 2 ;;
 esac
