@@ -190,7 +190,7 @@ everything() {
     export PREPARED=1
     MODEL=$(cd "$ROOT" && python3 -c "from app.assist.model.convert import default_model_folder as f
 print(f())")
-    [ "$ADAPTER" != default ] || ADAPTER=default-$(date +%Y%m%d)
+    [ "$ADAPTER" != taught ] || ADAPTER=default-$(date +%Y%m%d)
     data && train && judge_adapter
 }
 
