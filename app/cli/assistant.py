@@ -37,6 +37,38 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                              "has one")
 
 
+def add_speed_rounds(parser: argparse.ArgumentParser) -> None:
+    """--speed-rounds N: keep the fastest that passes (a GPU times each kernel that passes)."""
+    parser.add_argument("--speed-rounds", type=whole, default=0, metavar="N",
+                        help="after a chain's first pass, N more rounds ask for a faster "
+                             "kernel; the fastest that passes is kept (needs a GPU to time "
+                             "on; default 0)")
+
+
+def speed_refused(command: str, args: argparse.Namespace) -> bool:
+    """Say why --speed-rounds cannot run here (True), before any model loads."""
+    if not args.speed_rounds:
+        return False
+    from app.assist.refine.speed import speed_refusal
+
+    reason = speed_refusal(args.backend)
+    if reason:
+        print(f"kernel-studio {command}: {reason}; leave out --speed-rounds, or run on a "
+              "machine with an NVIDIA GPU", file=sys.stderr)
+    return bool(reason)
+
+
+def whole(text: str) -> int:
+    """An argparse type: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be 0 or more")
+    return value
+
+
 def positive(text: str) -> int:
     """An argparse type: a positive integer."""
     try:

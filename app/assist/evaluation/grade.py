@@ -25,6 +25,7 @@ from app.assist.model.session import GenerationOptions
 from app.assist.prompting.examples import Example, choose_examples, library, render_examples
 from app.assist.refine.attempts import NO_CODE
 from app.assist.refine.loop import Chain, Generator, Job, LoopSettings, RefineLoop, undecided
+from app.assist.refine.speed import bench_timer
 from app.assist.refine.verifypool import VerifyPool, vouch_for
 from app.assist.tasks.suite import HeldOut, Task, TaskError
 from app.base import codec
@@ -82,6 +83,8 @@ class EvalSettings:
     heldout: HeldOut = field(default_factory=lambda: HeldOut(frozenset(), (), ()))
     # Tasks that could not even be loaded: {"task", "message"}.
     broken: list[dict[str, str]] = field(default_factory=list)
+    # Rounds after a chain's first pass that ask for a faster kernel (timed on the GPU).
+    speed_rounds: int = 0
 
 
 def _settings_extras(settings: EvalSettings) -> dict[str, Any]:
@@ -95,7 +98,8 @@ def _settings_extras(settings: EvalSettings) -> dict[str, Any]:
 # held-out set or the broken tasks.
 codec.shape(EvalSettings, _settings_extras, (
     "tasks", "k", "rounds", "arms", "max_new_tokens", "temperature", "top_p",
-    "repetition_penalty", "batch", "workers", "backend", "timeout", "seed"))
+    "repetition_penalty", "batch", "workers", "backend", "timeout", "seed", "speed_rounds"),
+    omit_empty=("speed_rounds",))
 
 
 @dataclass
@@ -199,7 +203,8 @@ def outcome(task: Task, chains: list[Chain]) -> TaskOutcome:
         tuple(r for c in decided if (r := c.rounds_to_pass) is not None),
         sum(a.new_tokens for a in attempts), sum(a.prompt_tokens for a in attempts),
         sum(a.generate_s for a in attempts), sum(a.verify_s for a in attempts),
-        sum(1 for c in chains if not _decided(c)), sum(1 for a in attempts if a.status == NO_CODE))
+        sum(1 for c in chains if not _decided(c)), sum(1 for a in attempts if a.status == NO_CODE),
+        tuple(round(s, 4) for c in decided if (s := c.speedup) is not None))
 
 
 def _outcomes(settings: EvalSettings, chains: list[Chain]) -> dict[str, list[TaskOutcome]]:
@@ -282,8 +287,10 @@ class Evaluation:
     def _loop(self) -> None:
         """The refine loop over every chain, with its verification pool."""
         settings = self.settings
-        loop_settings = LoopSettings(settings.run_dir, settings.rounds, settings.batch,
-                                     settings.max_new_tokens)
+        loop_settings = LoopSettings(
+            settings.run_dir, settings.rounds, settings.batch, settings.max_new_tokens,
+            speed_rounds=settings.speed_rounds,
+            timer=bench_timer(settings.backend) if settings.speed_rounds else None)
         options = VerifyOptions(backend=settings.backend, timeout=settings.timeout)
         with VerifyPool(options, settings.workers, self.stop) as pool:
             RefineLoop(self.model, pool, loop_settings, self.stop, self._announce,

@@ -31,16 +31,21 @@ def is_kernelbench(task: Task) -> bool:
 
 
 def first_chain_kernel(run_dir: Path, task: Task, arm: str) -> Path | None:
-    """The spec of chain 1's passing attempt (KernelBench's sample 0), if it passed."""
+    """The spec of chain 1's kept kernel (KernelBench's sample 0), if it passed: its first
+    passing attempt, or with speed rounds the fastest that passed."""
     chain = run_dir / task.name / arm / "chain-1"
     rounds = sorted(chain.glob("round-*"), key=lambda p: int(p.name.split("-")[1])
                     if p.name.split("-")[1].isdigit() else 0)
+    passed = []
     for folder in rounds:
         attempt = load_attempt(folder)
         spec = folder / task.spec_path.name
         if attempt is not None and attempt.passed and spec.is_file():
-            return spec
-    return None
+            passed.append((attempt, spec))
+    timed = [(a.time_ms, spec) for a, spec in passed if a.time_ms is not None]
+    if timed:
+        return min(timed, key=lambda item: item[0])[1]
+    return passed[0][1] if passed else None
 
 
 def _median(comparison: PytorchComparison, form: str) -> float | None:

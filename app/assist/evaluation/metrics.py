@@ -49,6 +49,9 @@ class TaskOutcome:
     verify_s: float = 0.0
     undecided: int = 0
     no_code: int = 0
+    # With speed rounds: per chain that passed and was timed, its kept kernel's speedup over
+    # its first passing one
+    speedups: tuple[float, ...] = ()
 
     def pass_at(self, k: int) -> float:
         """pass@k of this task (k capped at the chains that ran)."""
@@ -65,7 +68,8 @@ def _rounded_times(outcome: TaskOutcome) -> dict[str, Any]:
     return {"generate_s": round(outcome.generate_s, 3), "verify_s": round(outcome.verify_s, 3)}
 
 
-codec.shape(TaskOutcome, _rounded_times)
+# Speedups are written only where speed rounds ran: other results keep the lines they had.
+codec.shape(TaskOutcome, _rounded_times, omit_empty=("speedups",))
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -91,6 +95,13 @@ class Summary:
     attempts: int
     by_level: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
     by_dtype: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
+    # With speed rounds: the geometric mean of the kept kernels' speedups over the first
+    # passing ones, and how many chains it covers
+    speedup: float | None = None
+    timed_chains: int = 0
+
+
+codec.shape(Summary, omit_empty=("speedup", "timed_chains"))
 
 
 def _group(outcomes: list[TaskOutcome], key: Callable[[TaskOutcome], Any],
@@ -119,7 +130,15 @@ def summarize(outcomes: list[TaskOutcome], k: int) -> Summary:
         generate_s=round(sum(o.generate_s for o in outcomes), 3),
         verify_s=round(sum(o.verify_s for o in outcomes), 3), attempts=attempts,
         by_level=_group(decided, lambda o: o.level, k),
-        by_dtype=_group(decided, lambda o: o.dtype, k))
+        by_dtype=_group(decided, lambda o: o.dtype, k),
+        speedup=_geomean(s for o in outcomes for s in o.speedups),
+        timed_chains=sum(len(o.speedups) for o in outcomes))
+
+
+def _geomean(values: Iterable[float]) -> float | None:
+    """The geometric mean of positive values, or None for none."""
+    listed = [v for v in values if v > 0]
+    return math.exp(fmean(math.log(v) for v in listed)) if listed else None
 
 
 @dataclass(frozen=True)

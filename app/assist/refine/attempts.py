@@ -129,6 +129,9 @@ class Attempt:
     examples: list[str] = field(default_factory=list)
     cuts: list[str] = field(default_factory=list)
     feedback: str = ""
+    # A passing kernel's time on the GPU (ms a launch) when speed rounds timed it, and its words
+    time_ms: float | None = None
+    timing: str = ""
 
     @property
     def passed(self) -> bool:

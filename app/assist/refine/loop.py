@@ -39,6 +39,7 @@ from app.assist.refine.attempts import (
     save_prompt,
     verdict_feedback,
 )
+from app.assist.refine.speed import Timer, Timing, feedback
 from app.assist.refine.verifypool import VerifyPool
 from app.base.fsutil import atomic_write_text
 from app.engine.verify.results import BAD_INPUT, FAILING, Status, Verdict
@@ -93,11 +94,34 @@ class Chain:
     options: GenerationOptions
     attempts: list[Attempt] = field(default_factory=list)
     finished: bool = False
+    # Speed rounds (app.assist.refine.speed): the fastest passing attempt once timed, and how
+    # many rounds asked for a faster kernel.
+    best: Attempt | None = None
+    speed_rounds: int = 0
 
     @property
     def passed(self) -> bool:
         """Whether an attempt of this chain passed."""
         return any(a.passed for a in self.attempts)
+
+    @property
+    def first_pass(self) -> Attempt | None:
+        """The chain's first passing attempt."""
+        return next((a for a in self.attempts if a.passed), None)
+
+    @property
+    def kept(self) -> Attempt | None:
+        """The attempt the chain gives: the fastest that passed when passing ones were timed,
+        else the first that passed."""
+        return self.best or self.first_pass
+
+    @property
+    def speedup(self) -> float | None:
+        """How many times faster the kept kernel is than the first that passed (timed ones)."""
+        first = self.first_pass
+        if self.best is None or first is None or not first.time_ms or not self.best.time_ms:
+            return None
+        return first.time_ms / self.best.time_ms
 
     @property
     def rounds_to_pass(self) -> int | None:
@@ -125,6 +149,10 @@ class LoopSettings:
     gather_s: float | None = None
     stop_on_first_pass: bool = False
     verify: bool = True
+    # Keep the fastest that passes: after a chain's first pass, up to this many more rounds
+    # ask for a faster kernel; `timer` times each kernel that passes (on a GPU).
+    speed_rounds: int = 0
+    timer: Timer | None = None
 
 
 OnAttempt = Callable[[Chain, Attempt], None]
@@ -133,7 +161,9 @@ OnBatch = Callable[[int, float, int, int], None]
 
 
 def _action(chain: Chain) -> str:
-    """What the next prompt asks for, from the last attempt."""
+    """What the next prompt asks for, from the last attempt (a faster kernel once one passed)."""
+    if chain.best is not None:
+        return "optimize"
     last = chain.attempts[-1] if chain.attempts else None
     if last is None or last.status in (NO_CODE, STOPPED, NOT_VERIFIED):
         return "propose"
@@ -155,10 +185,32 @@ def _context(chain: Chain, action: str) -> PromptContext:
     base = propose_context(job.spec, job.description)
     if action == "propose":
         return replace(base, examples=job.examples)
+    if action == "optimize":
+        return replace(base, source=_source(_shown(chain)), timing=_speed_feedback(chain),
+                       reference="")
     last = chain.attempts[-1]
     key = "diagnostics" if action == "fix_compile" else "verdict"
     return replace(base, source=_source(last), reference=base.reference if key == "verdict"
                    else "", **{key: last.feedback})
+
+
+def _shown(chain: Chain) -> Attempt:
+    """The kernel a speed round improves on: the fastest that passed."""
+    assert chain.best is not None
+    return chain.best
+
+
+def _speed_feedback(chain: Chain) -> str:
+    """A speed round's feedback on the fastest kernel so far."""
+    best, first = _shown(chain), chain.first_pass
+    assert best.time_ms is not None and first is not None
+    latest = chain.attempts[-1]
+    timing = Timing(latest.time_ms, latest.timing) if latest is best else None
+    said = feedback(timing, best.time_ms, best.round, first.time_ms or best.time_ms)
+    if latest is not best:  # the last faster kernel tried did not do better
+        why = "was slower" if latest.passed else f"did not pass ({latest.status})"
+        said += f" The last kernel tried (round {latest.round}) {why}; the kernel below is kept."
+    return said
 
 
 def next_prompt(chain: Chain, counter: TokenCounter, max_new_tokens: int) -> Prompt:
@@ -369,17 +421,43 @@ class RefineLoop:
                   ready: deque[Chain]) -> None:
         """Save the attempt, tell the caller, and queue the chain again when it goes on."""
         attempt.status, attempt.message = str(status), message
+        speeding = chain.best is not None  # this attempt was a speed round
+        if status == Status.PASSED:
+            self._time(chain, attempt)
         attempt.save()
-        goes_on = (status in REFINABLE or status == NO_CODE) and not self.stop.is_set()
-        if status == Status.PASSED or not goes_on or len(chain.attempts) >= self.settings.rounds:
-            chain.finished = True
+        if speeding:
+            chain.speed_rounds += 1
+        if chain.passed:
+            chain.finished = not self._goes_faster(chain)
+        elif (status in REFINABLE or status == NO_CODE) and not self.stop.is_set() and \
+                len(chain.attempts) < self.settings.rounds:
+            chain.finished = False
         else:
+            chain.finished = True
+        if not chain.finished:
             ready.append(chain)
-        if status == Status.PASSED and self.settings.stop_on_first_pass:
+        if chain.finished and chain.passed and self.settings.stop_on_first_pass:
             self._passed_first = True
             self.stop.set()
         if self.on_attempt:
             self.on_attempt(chain, attempt)
+
+    def _time(self, chain: Chain, attempt: Attempt) -> None:
+        """Time a kernel that passed when speed rounds are on; the fastest is the chain's."""
+        if self.settings.timer is None or self.settings.speed_rounds <= 0:
+            return
+        spec_path = Path(attempt.folder) / (chain.job.spec.path.name if chain.job.spec.path
+                                            else f"{chain.job.spec.entry}.toml")
+        timing = self.settings.timer(spec_path, chain.job.trusted)
+        attempt.time_ms, attempt.timing = timing.ms, timing.text
+        if timing.ms is not None and (chain.best is None or chain.best.time_ms is None
+                                      or timing.ms < chain.best.time_ms):
+            chain.best = attempt
+
+    def _goes_faster(self, chain: Chain) -> bool:
+        """Whether a chain that passed asks for a faster kernel once more."""
+        return (chain.best is not None and chain.speed_rounds < self.settings.speed_rounds
+                and not self.stop.is_set())
 
 
 def undecided(status: str) -> bool:

@@ -20,6 +20,7 @@ from app.assist.prompting.budget import TokenCounter
 from app.assist.prompting.examples import choose_examples, library, record_verified, render_examples
 from app.assist.refine.attempts import Attempt
 from app.assist.refine.loop import Chain, Generator, Job, LoopSettings, RefineLoop
+from app.assist.refine.speed import bench_timer
 from app.assist.refine.verifypool import VerifyPool, vouch_for
 from app.assist.tasks.suite import HeldOut, description_in, load_heldout
 from app.engine.verify.runs import VerifyOptions
@@ -41,16 +42,21 @@ class ProposeSettings:
     verify: bool = True
     backend: str = "auto"
     batch: int = 1
+    # Keep the fastest that passes (app.assist.refine.speed): rounds after the first pass that
+    # ask for a faster kernel, timed on the GPU.
+    speed_rounds: int = 0
 
 
 @dataclass
 class Proposal:
-    """What a proposing run made: every attempt, the first that passed, and where it was kept
-    as an example."""
+    """What a proposing run made: every attempt, the one it gives (the first that passed, or
+    with speed rounds the fastest that passed), and where that was kept as an example."""
 
     attempts: list[Attempt] = field(default_factory=list)
     passed: Attempt | None = None
     kept: Path | None = None
+    # The kept kernel's time against the first passing one's (with speed rounds), or None
+    speedup: float | None = None
 
 
 def make_job(spec: Spec, description: str, settings: ProposeSettings, heldout: HeldOut,
@@ -91,14 +97,17 @@ def propose_kernels(model: Generator, spec: Spec | Path, description: str, run_d
     description = description or description_in(spec)
     chains = make_chains(make_job(spec, description, settings, heldout, model,
                                    model.prompt_style), settings.chains)
+    speed = settings.speed_rounds if settings.verify else 0
     loop = LoopSettings(run_dir, settings.rounds if settings.verify else 1, settings.batch,
                         settings.max_new_tokens, stop_on_first_pass=True,
-                        verify=settings.verify)
+                        verify=settings.verify, speed_rounds=speed,
+                        timer=bench_timer(settings.backend) if speed else None)
     with VerifyPool(VerifyOptions(backend=settings.backend), 1, stop) as pool:
         RefineLoop(model, pool, loop, stop, on_attempt, on_token).run(chains)
     attempts = [a for c in chains for a in c.attempts]
-    passed = next((a for a in attempts if a.passed), None)
+    winner = next((c for c in chains if c.passed), None)
+    passed = winner.kept if winner is not None else None
     kept = None
     if passed is not None:
         kept = record_verified(Path(passed.folder) / spec.path.name, description, heldout)
-    return Proposal(attempts, passed, kept)
+    return Proposal(attempts, passed, kept, winner.speedup if winner is not None else None)

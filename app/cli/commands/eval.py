@@ -42,9 +42,11 @@ from app.cli import flags
 from app.cli.assistant import (
     StderrProgress,
     add_model_arguments,
+    add_speed_rounds,
     batch_model_from_args,
     positive,
     report_error,
+    speed_refused,
 )
 from app.cli.commands.ask import stop_on_interrupt
 
@@ -99,6 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the tasks are imported KernelBench problems (task folders, or a "
                              "folder of them): also report KernelBench's correctness and "
                              "fast_0/1/2 over eager PyTorch and torch.compile (timed on a GPU)")
+    add_speed_rounds(parser)
     add_model_arguments(parser)
     flags.add_json(parser, "the result")
 
@@ -199,7 +202,8 @@ def _settings(args: argparse.Namespace, tasks: list[Task], batch: int, workers: 
     return EvalSettings(tasks, args.out or data_dir() / "eval" / "runs" / run_id,
                         arms_for(args.skills, args.examples), args.k, args.rounds,
                         args.max_new_tokens, args.temperature, batch, workers, args.backend,
-                        args.timeout, args.seed, load_suite().heldout(), broken)
+                        args.timeout, args.seed, load_suite().heldout(), broken,
+                        args.speed_rounds)
 
 
 def _row(name: str, summary: Summary) -> str:
@@ -234,6 +238,10 @@ def text_report(result: EvalResult) -> str:
         lines.append(_row(arm, summary))
         lines.append(_groups("by level (pass@1/pass@K)", summary.by_level, k))
         lines.append(_groups("by dtype", summary.by_dtype, k))
+        if summary.speedup is not None:
+            lines.append(f"  kept the fastest that passed: {summary.speedup:.2f}x the first "
+                         f"passing kernel (geometric mean over {summary.timed_chains} timed "
+                         "chains)")
     lines += [f"lift of {x.treatment} over {x.control} (pass@1): {x.describe()}"
               for x in result.lifts]
     lines += [f"note: {n}" for n in result.notes]
@@ -363,6 +371,8 @@ def run(args: argparse.Namespace) -> int:
     stopped (the partial result is stored all the same)."""
     if args.k > MAX_K:
         print(f"kernel-studio eval: at most {MAX_K} chains per task", file=sys.stderr)
+        return 2
+    if speed_refused("eval", args):
         return 2
     problem = report_problem(args.report)
     if problem:

@@ -14,7 +14,7 @@ from pathlib import Path
 from app.assist.errors import AssistError
 from app.assist.refine.attempts import Attempt
 from app.assist.refine.loop import Chain, undecided
-from app.assist.refine.proposing import ProposeSettings, propose_kernels
+from app.assist.refine.proposing import Proposal, ProposeSettings, propose_kernels
 from app.assist.tasks.suite import TaskError
 from app.base.paths import proposals_dir
 from app.base.plaintext import printable
@@ -22,9 +22,11 @@ from app.cli import flags
 from app.cli.assistant import (
     StderrProgress,
     add_model_arguments,
+    add_speed_rounds,
     batch_model_from_args,
     positive,
     report_error,
+    speed_refused,
 )
 from app.cli.commands.ask import stop_on_interrupt
 from app.spec.model import SpecError, load_spec
@@ -58,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     flags.add_backend(parser, "where candidates run when verified")
     parser.add_argument("--batch", type=positive, metavar="N",
                         help="chains answered together (default: all K on a GPU, 1 on the CPU)")
+    add_speed_rounds(parser)
     add_model_arguments(parser)
     flags.add_json(parser, "the results")
 
@@ -85,6 +88,14 @@ def table(attempts: list[Attempt]) -> str:
     return "\n".join(rows)
 
 
+def _speed_words(made: Proposal) -> str:
+    """' (the fastest that passed: 12.0 us, 1.8x the first)' with speed rounds, else ''."""
+    if made.passed is None or made.passed.time_ms is None:
+        return ""
+    faster = f", {made.speedup:.2f}x the first" if made.speedup else ""
+    return f" (the fastest that passed: {made.passed.time_ms * 1000:.1f} us{faster})"
+
+
 def _announce(chain: Chain, attempt: Attempt) -> None:
     """One line on stderr as each attempt is decided."""
     print(f"chain {attempt.chain} round {attempt.round}: {attempt.status}", file=sys.stderr)
@@ -99,7 +110,8 @@ def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Eve
     out = args.out or proposals_dir(args.spec)
     settings = ProposeSettings(args.candidates, args.rounds, args.max_new_tokens,
                                not args.no_skills, not args.no_examples, not args.no_verify,
-                               args.backend, args.batch or (args.candidates if on_gpu else 1))
+                               args.backend, args.batch or (args.candidates if on_gpu else 1),
+                               args.speed_rounds)
     with stop_on_interrupt(stop):
         made = propose_kernels(model, spec, args.description, out, settings, stop,
                                None if args.json else _announce)
@@ -107,16 +119,19 @@ def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Eve
         print(json.dumps({"attempts": [a.as_dict() for a in made.attempts],
                           "run_dir": str(out),
                           "passed": made.passed.folder if made.passed else None,
+                          "speedup": made.speedup,
                           "kept_as_example": str(made.kept) if made.kept else None}, indent=2))
     else:
         print(table(made.attempts))
         if made.passed is not None:
-            print(f"passed: {made.passed.source_path}")
+            print(f"passed: {made.passed.source_path}" + _speed_words(made))
     return exit_code(made.attempts, not args.no_verify)
 
 
 def run(args: argparse.Namespace) -> int:
     """Propose, refine and verify; print the attempts."""
+    if speed_refused("propose", args):
+        return 2
     if args.candidates > MAX_CANDIDATES or args.rounds > MAX_ROUNDS:
         print(f"kernel-studio propose: at most {MAX_CANDIDATES} chains and {MAX_ROUNDS} rounds",
               file=sys.stderr)

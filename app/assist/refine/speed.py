@@ -1,0 +1,97 @@
+"""Keep the fastest that passes (issue 27): on a GPU, a chain whose kernel passed may go on for
+speed. Every kernel that passes is timed (bench's own timer at the spec's [bench] case); a speed
+round asks for a faster kernel with that timing as its feedback, and the chain keeps the fastest
+kernel that passed, with its time against the first one's. A speed round whose kernel fails
+replaces nothing: the chain keeps what it had.
+
+Only a GPU's time says anything of a kernel's speed: the CPU emulation's does not, so on the CPU
+backend speed rounds are refused with the reason (speed_refusal).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.spec.model import Case, Spec, SpecError, load_spec
+
+# Enough for a tight median on a kernel of microseconds, little enough per round.
+BUDGET_MS = 400.0
+
+
+@dataclass(frozen=True)
+class Timing:
+    """A passing kernel's time (ms a launch, None when it could not be timed) and the words
+    that say so."""
+
+    ms: float | None
+    text: str
+
+
+# (the attempt's spec file, whether the caller vouched for it) -> its timing
+Timer = Callable[[Path, bool | None], Timing]
+
+
+def bench_timer(backend: str = "auto", budget_ms: float = BUDGET_MS) -> Timer:
+    """A timer that benches a kernel that just passed (verification is not repeated)."""
+    # Imported here: the bench machinery is only needed once a kernel passes.
+    from app.engine.bench.against_pytorch import kernel_samples
+    from app.engine.bench.runner import BenchOptions, bench_file
+
+    def time_spec(path: Path, trusted: bool | None) -> Timing:
+        try:
+            case, where = timed_case(load_spec(path))
+        except SpecError as error:
+            return Timing(None, f"it could not be timed: {error}")
+        options = BenchOptions(backend=backend, budget_ms=budget_ms, verify_first=False,
+                               trusted=trusted, peaks=False, case=case)
+        report = bench_file(path, options)
+        samples = kernel_samples(report)
+        if not samples:
+            return Timing(None, f"it could not be timed: {report.message}")
+        median = statistics.median(samples)
+        return Timing(median, f"it took {micros(median)} a launch at {where} (the median of "
+                              f"{len(samples)} samples)")
+    return time_spec
+
+
+def timed_case(spec: Spec) -> tuple[Case | None, str]:
+    """The case a kernel is timed at, and its words: the spec's [bench] case, or where it has
+    none (the suite's tasks) its largest verify case."""
+    if spec.bench_case:
+        return None, "its [bench] case"
+    largest = max(spec.cases, key=lambda case: sum(case.values()))
+    listed = ", ".join(f"{k}={v}" for k, v in largest.items())
+    return dict(largest), f"its largest verify case {{{listed}}}"
+
+
+def speed_refusal(backend: str) -> str:
+    """Why speed rounds cannot run with this backend ('' when they can)."""
+    from app.engine.bench.torch_forward import gpu_refusal
+
+    reason = gpu_refusal(backend)
+    return f"speed rounds need a GPU to time kernels on: {reason}" if reason else ""
+
+
+def micros(ms: float) -> str:
+    """A time in words."""
+    return f"{ms * 1000:.1f} us"
+
+
+def feedback(latest: Timing | None, best_ms: float, best_round: int, first_ms: float) -> str:
+    """A speed round's feedback: how the kernel shown did, the fastest so far, and the ask."""
+    said = f"The kernel below passed verification; {latest.text}." if latest else \
+        "The kernel below passed verification."
+    fastest = (f" The fastest kernel that passed so far took {micros(best_ms)} (round "
+               f"{best_round}; the first took {micros(first_ms)}).")
+    return (said + fastest + " Write a faster kernel for the same task: the same name, "
+            "arguments and results, so that it passes verification again.")
+
+
+def ratio(first_ms: float | None, best_ms: float | None) -> float | None:
+    """How many times faster the kept kernel is than the first that passed."""
+    if not first_ms or not best_ms:
+        return None
+    return first_ms / best_ms
