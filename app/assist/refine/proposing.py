@@ -81,6 +81,17 @@ def make_chains(job: Job, count: int) -> list[Chain]:
     return chains
 
 
+def _winner(chains: list[Chain]) -> Chain | None:
+    """The chain whose kernel the proposal gives: of those that passed, the one whose kept
+    kernel is fastest where speed rounds timed them, else the first."""
+    passed = [c for c in chains if c.passed]
+    timed = [(kept.time_ms, c) for c in passed
+             if (kept := c.kept) is not None and kept.time_ms is not None]
+    if timed:
+        return min(timed, key=lambda item: item[0])[1]
+    return passed[0] if passed else None
+
+
 def propose_kernels(model: Generator, spec: Spec | Path, description: str, run_dir: Path,
                     settings: ProposeSettings, stop: threading.Event | None = None,
                     on_attempt: Callable[[Chain, Attempt], None] | None = None,
@@ -105,7 +116,7 @@ def propose_kernels(model: Generator, spec: Spec | Path, description: str, run_d
     with VerifyPool(VerifyOptions(backend=settings.backend), 1, stop) as pool:
         RefineLoop(model, pool, loop, stop, on_attempt, on_token).run(chains)
     attempts = [a for c in chains for a in c.attempts]
-    winner = next((c for c in chains if c.passed), None)
+    winner = _winner(chains)
     passed = winner.kept if winner is not None else None
     kept = None
     if passed is not None:
