@@ -30,6 +30,7 @@ from app.workspace import recovery as recovery_files
 from app.workspace.orphans import remove_orphans
 from ui.actions import (
     Choices,
+    bench_refusal,
     check_backend,
     install_actions,
     set_running,
@@ -300,6 +301,9 @@ class MainWindow(QMainWindow):
         """memcheck and racecheck need a GPU, Bench a backend that times: disabled, saying
         why, when they cannot run."""
         update_availability(self.actions_by_name, self.gpu_usable, self.runner.backend)
+        why = bench_refusal(self.gpu_usable, self.runner.backend)
+        self.assistant_pane.set_speed_refusal(f"Speed rounds time each kernel that passes. {why}"
+                                              if why else "")
 
     # -- messages and layout ------------------------------------------------------------------
 

@@ -46,7 +46,9 @@ def badge_html(info: dict[str, Any]) -> str:
     message = str(info.get("message", "")).splitlines()[0] if info.get("message") else ""
     badge = (f"<span style='background:{badge_colour(status)};color:white'>&nbsp;"
              f"{html.escape(status.replace('_', ' '))}&nbsp;</span>")
-    return (f"{badge} chain {info.get('chain')}, round {info.get('round')} "
+    ms = info.get("time_ms")
+    timed = f" {ms * 1000:.1f} us" if isinstance(ms, int | float) else ""  # speed rounds
+    return (f"{badge} chain {info.get('chain')}, round {info.get('round')}{timed} "
             f"<span style='color:gray'>{html.escape(message[:90])}</span>")
 
 

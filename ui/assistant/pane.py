@@ -45,6 +45,9 @@ PLACEHOLDERS = {
 }
 DEFAULT_PLACEHOLDER = "Anything to add (optional)\u2026"
 SEND_KEYS = "Ctrl+Enter"
+SPEED_TIP = ("Speed rounds: after a chain's first pass, this many more rounds ask for a faster "
+             "kernel; each that passes is timed on the GPU and the fastest is kept")
+NO_SPEED_YET = "Speed rounds need a GPU to time kernels on (looking for one\u2026)"
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 WARNING_STYLE = "color: #d18b00;"
 
@@ -117,6 +120,8 @@ class AssistantPane(QWidget):
         self.chains_box = _spin(1, 8, 1, "Independent chains (K)")
         self.rounds_box = _spin(1, 10, 3, "Attempts per chain (R), each told why the last "
                                           "failed")
+        self.speed_box = _spin(0, 5, 0, SPEED_TIP)
+        self.speed_refusal = NO_SPEED_YET  # until the backend probe answers
         self.loop_row = QWidget()
         self.attempts = AttemptsView()
         self.attempts_box = QGroupBox("Attempts (each verified)")
@@ -197,7 +202,8 @@ class AssistantPane(QWidget):
         """Chains and rounds of Propose and refine, and the attempts box."""
         row = QHBoxLayout(self.loop_row)
         row.setContentsMargins(0, 0, 0, 0)
-        for text, box in (("Chains", self.chains_box), ("Rounds", self.rounds_box)):
+        for text, box in (("Chains", self.chains_box), ("Rounds", self.rounds_box),
+                          ("Speed", self.speed_box)):
             row.addWidget(QLabel(text))
             row.addWidget(box)
         row.addStretch(1)
@@ -213,6 +219,23 @@ class AssistantPane(QWidget):
         self.question.setPlaceholderText(f"{hint} ({SEND_KEYS} sends)")
         for box in (self.chains_box, self.rounds_box):
             box.setEnabled(action == "propose_rounds")
+        self._update_speed()
+
+    def set_speed_refusal(self, why: str) -> None:
+        """Why speed rounds cannot run here ('' when a GPU can time kernels): the box is
+        greyed with the reason as its tool tip, as Bench is."""
+        self.speed_refusal = why
+        self._update_speed()
+
+    def _update_speed(self) -> None:
+        """The Speed box: only for Propose and refine, only where kernels can be timed."""
+        usable = not self.speed_refusal and self.action_box.currentData() == "propose_rounds"
+        self.speed_box.setEnabled(usable)
+        self.speed_box.setToolTip(self.speed_refusal or SPEED_TIP)
+
+    def speed_rounds(self) -> int:
+        """The speed rounds asked for (0 where they cannot run)."""
+        return self.speed_box.value() if self.speed_box.isEnabled() else 0
 
     def _adapter_chosen(self, _choice: str) -> None:
         """Say when another adapter takes effect."""

@@ -33,7 +33,8 @@ def run_refine(session: Any, request: dict[str, Any], stop: threading.Event, emi
     from app.assist.refine.proposing import ProposeSettings, propose_kernels
 
     settings = ProposeSettings(int(request.get("chains", 1)), int(request.get("rounds", 3)),
-                               int(request.get("max_new_tokens", 512)))
+                               int(request.get("max_new_tokens", 512)),
+                               speed_rounds=int(request.get("speed_rounds", 0)))
     made = propose_kernels(session, Path(request["spec"]), str(request.get("description", "")),
                            Path(request["run_dir"]), settings, stop,
                            lambda _chain, attempt: emit(attempt_info(attempt)),
@@ -42,4 +43,5 @@ def run_refine(session: Any, request: dict[str, Any], stop: threading.Event, emi
     return {"action": "propose_rounds", "finish_reason": "stopped" if stop.is_set() and not
             passed else "done", "attempts": len(made.attempts), "passed": passed,
             "run_dir": str(request["run_dir"]), "code": passed["source"] if passed else None,
+            "speedup": made.speedup,
             "code_complete": True, "warnings": []}

@@ -16,7 +16,7 @@ import pytest
 from app.assist.evaluation import store
 from app.assist.model.batch import BatchResult, Request
 from tests.assist.scripted import MISSING_SEMICOLON, ScriptedModel, learner
-from ui.assistant.attempts import AttemptsView, badge_colour
+from ui.assistant.attempts import AttemptsView, badge_colour, badge_html
 from ui.main_window import MainWindow
 
 
@@ -162,3 +162,25 @@ def test_the_eval_view_reads_the_results_store(qtbot: Any, learning: MainWindow)
             view.note.text()
     finally:
         dialog.close()
+
+
+def test_speed_rounds_are_greyed_with_the_reason_where_kernels_cannot_be_timed(
+        learning: MainWindow) -> None:
+    pane = learning.assistant_pane
+    pane.set_action("propose_rounds")
+    learning.set_backend("cpu")
+    assert not pane.speed_box.isEnabled() and pane.speed_rounds() == 0
+    assert "Speed rounds time each kernel that passes. Not with the CPU backend" in \
+        pane.speed_box.toolTip()
+    # Where a GPU can time (as the probe says on a GPU machine), only Propose and refine has it.
+    pane.set_speed_refusal("")
+    pane.speed_box.setValue(2)
+    assert pane.speed_box.isEnabled() and pane.speed_rounds() == 2
+    pane.set_action("explain")
+    assert not pane.speed_box.isEnabled() and pane.speed_rounds() == 0
+
+
+def test_an_attempt_timed_by_a_speed_round_shows_its_time() -> None:
+    row = badge_html({"status": "passed", "chain": 1, "round": 2, "time_ms": 0.0123})
+    assert "round 2 12.3 us" in row
+    assert " us" not in badge_html({"status": "passed", "chain": 1, "round": 1})
