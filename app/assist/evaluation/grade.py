@@ -25,7 +25,7 @@ from app.assist.model.session import GenerationOptions
 from app.assist.prompting.examples import Example, choose_examples, library, render_examples
 from app.assist.refine.attempts import NO_CODE
 from app.assist.refine.loop import Chain, Generator, Job, LoopSettings, RefineLoop, undecided
-from app.assist.refine.speed import bench_timer
+from app.assist.refine.speed import BenchTimer
 from app.assist.refine.verifypool import VerifyPool, vouch_for
 from app.assist.tasks.suite import HeldOut, Task, TaskError
 from app.base import codec
@@ -287,12 +287,12 @@ class Evaluation:
     def _loop(self) -> None:
         """The refine loop over every chain, with its verification pool."""
         settings = self.settings
-        loop_settings = LoopSettings(
-            settings.run_dir, settings.rounds, settings.batch, settings.max_new_tokens,
-            speed_rounds=settings.speed_rounds,
-            timer=bench_timer(settings.backend) if settings.speed_rounds else None)
         options = VerifyOptions(backend=settings.backend, timeout=settings.timeout)
-        with VerifyPool(options, settings.workers, self.stop) as pool:
+        with BenchTimer(settings.backend) as timer, \
+                VerifyPool(options, settings.workers, self.stop) as pool:
+            loop_settings = LoopSettings(
+                settings.run_dir, settings.rounds, settings.batch, settings.max_new_tokens,
+                speed_rounds=settings.speed_rounds, timer=timer)
             RefineLoop(self.model, pool, loop_settings, self.stop, self._announce,
                        on_batch=self._batch_done).run(self.chains)
 

@@ -97,7 +97,7 @@ class Chain:
     # Speed rounds (app.assist.refine.speed): the fastest passing attempt once timed, and how
     # many rounds asked for a faster kernel.
     best: Attempt | None = None
-    speed_rounds: int = 0
+    speed_tries: int = 0
 
     @property
     def passed(self) -> bool:
@@ -426,7 +426,7 @@ class RefineLoop:
             self._time(chain, attempt)
         attempt.save()
         if speeding:
-            chain.speed_rounds += 1
+            chain.speed_tries += 1
         if chain.passed:
             chain.finished = not self._goes_faster(chain)
         elif (status in REFINABLE or status == NO_CODE) and not self.stop.is_set() and \
@@ -456,7 +456,7 @@ class RefineLoop:
 
     def _goes_faster(self, chain: Chain) -> bool:
         """Whether a chain that passed asks for a faster kernel once more."""
-        return (chain.best is not None and chain.speed_rounds < self.settings.speed_rounds
+        return (chain.best is not None and chain.speed_tries < self.settings.speed_rounds
                 and not self.stop.is_set())
 
 

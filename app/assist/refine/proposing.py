@@ -20,7 +20,7 @@ from app.assist.prompting.budget import TokenCounter
 from app.assist.prompting.examples import choose_examples, library, record_verified, render_examples
 from app.assist.refine.attempts import Attempt
 from app.assist.refine.loop import Chain, Generator, Job, LoopSettings, RefineLoop
-from app.assist.refine.speed import bench_timer
+from app.assist.refine.speed import BenchTimer
 from app.assist.refine.verifypool import VerifyPool, vouch_for
 from app.assist.tasks.suite import HeldOut, description_in, load_heldout
 from app.engine.verify.runs import VerifyOptions
@@ -109,11 +109,11 @@ def propose_kernels(model: Generator, spec: Spec | Path, description: str, run_d
     chains = make_chains(make_job(spec, description, settings, heldout, model,
                                    model.prompt_style), settings.chains)
     speed = settings.speed_rounds if settings.verify else 0
-    loop = LoopSettings(run_dir, settings.rounds if settings.verify else 1, settings.batch,
-                        settings.max_new_tokens, stop_on_first_pass=True,
-                        verify=settings.verify, speed_rounds=speed,
-                        timer=bench_timer(settings.backend) if speed else None)
-    with VerifyPool(VerifyOptions(backend=settings.backend), 1, stop) as pool:
+    with BenchTimer(settings.backend) as timer, \
+            VerifyPool(VerifyOptions(backend=settings.backend), 1, stop) as pool:
+        loop = LoopSettings(run_dir, settings.rounds if settings.verify else 1, settings.batch,
+                            settings.max_new_tokens, stop_on_first_pass=True,
+                            verify=settings.verify, speed_rounds=speed, timer=timer)
         RefineLoop(model, pool, loop, stop, on_attempt, on_token).run(chains)
     attempts = [a for c in chains for a in c.attempts]
     winner = _winner(chains)

@@ -14,6 +14,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.spec.model import Case, Spec, SpecError, load_spec
 
@@ -34,27 +35,48 @@ class Timing:
 Timer = Callable[[Path, bool | None], Timing]
 
 
-def bench_timer(backend: str = "auto", budget_ms: float = BUDGET_MS) -> Timer:
-    """A timer that benches a kernel that just passed (verification is not repeated)."""
-    # Imported here: the bench machinery is only needed once a kernel passes.
-    from app.engine.bench.against_pytorch import kernel_samples
-    from app.engine.bench.runner import BenchOptions, bench_file
+class BenchTimer:
+    """Benches kernels that just passed (verification is not repeated) on one warm worker,
+    kept for the whole run: close() ends it."""
 
-    def time_spec(path: Path, trusted: bool | None) -> Timing:
+    def __init__(self, backend: str = "auto", budget_ms: float = BUDGET_MS) -> None:
+        """Nothing starts until the first kernel is timed."""
+        self.backend, self.budget_ms = backend, budget_ms
+        self._engine: Any = None
+
+    def __call__(self, path: Path, trusted: bool | None) -> Timing:
+        """The kernel's median time at its [bench] case (or largest verify case)."""
+        # Imported here: the bench machinery is only needed once a kernel passes.
+        from app.engine.bench.against_pytorch import kernel_samples
+        from app.engine.bench.runner import BenchOptions, bench_file
+        from app.engine.verify.runs import Engine
+
         try:
             case, where = timed_case(load_spec(path))
         except SpecError as error:
             return Timing(None, f"it could not be timed: {error}")
-        options = BenchOptions(backend=backend, budget_ms=budget_ms, verify_first=False,
-                               trusted=trusted, peaks=False, case=case)
-        report = bench_file(path, options)
+        options = BenchOptions(backend=self.backend, budget_ms=self.budget_ms,
+                               verify_first=False, trusted=trusted, peaks=False, case=case)
+        self._engine = self._engine or Engine()
+        report = bench_file(path, options, engine=self._engine)
         samples = kernel_samples(report)
         if not samples:
             return Timing(None, f"it could not be timed: {report.message}")
         median = statistics.median(samples)
         return Timing(median, f"it took {micros(median)} a launch at {where} (the median of "
                               f"{len(samples)} samples)")
-    return time_spec
+
+    def close(self) -> None:
+        """End the worker, if one started."""
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+    def __enter__(self) -> BenchTimer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def timed_case(spec: Spec) -> tuple[Case | None, str]:
