@@ -320,7 +320,8 @@ def estimate_seconds(settings: EvalSettings, tokens_per_s: float, prefill_s: flo
     """An upper bound of the run's time: every chain runs every round to the token limit
     (most end sooner), batches share a step, verification overlaps the next batch."""
     chains = len(settings.tasks) * len(settings.arms) * settings.k
-    batches = -(-chains // max(settings.batch, 1)) * settings.rounds
+    rounds = settings.rounds + settings.speed_rounds  # a chain that passes may go on for speed
+    batches = -(-chains // max(settings.batch, 1)) * rounds
     generate = batches * (prefill_s + settings.max_new_tokens / max(tokens_per_s, 1e-6))
-    verify = chains * settings.rounds * verify_s / max(settings.workers, 1)
+    verify = chains * rounds * verify_s / max(settings.workers, 1)
     return max(generate, verify) + min(generate, verify) * 0.1
