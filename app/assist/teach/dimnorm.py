@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from app.assist.prompting.candidates import signature
 from app.assist.teach.candidate import INPUTS, OUTPUTS, Arg, Candidate
-from app.assist.teach.dimreduce import ORDINALS, Shape, reduce_cases
-from app.assist.teach.dtypes import DTYPES, REF_HEADER, includes, numpy_out
+from app.assist.teach.dimreduce import ORDINALS, Shape, reduce_cases, shaped_reference
+from app.assist.teach.dtypes import DTYPES, includes
 from app.assist.teach.registers import REGISTER_WEIGHTS, REGISTERS, Problem, model_problem
 from app.assist.teach.shaped import DIMS, LOCALS
 
@@ -153,15 +153,6 @@ def _kernel(entry: str, args: list[Arg], shape: Shape, along: Along, x: str, out
             f"        {out}[i] = {store};\n    }}\n}}\n")
 
 
-def _reference(entry: str, shape: Shape, along: Along, x: str, out: str, dtype: str) -> str:
-    """The NumPy reference over the shaped input."""
-    expression = along.npy.format(x="X_", d=shape.axis)
-    return (REF_HEADER.format(name=entry) + f"\ndef reference({x}, {', '.join(shape.dims)}):\n"
-            f"    X_ = widen({x}).reshape({', '.join(shape.dims)})\n"
-            f"    return {{\"{out}\": np.asarray({expression}).reshape(-1).astype("
-            f"{numpy_out(dtype)})}}\n")
-
-
 def _describe(rng: random.Random, register: str, shape: Shape, along: Along, names: tuple[str, str],
               dtype: str, launch: tuple[str, str]) -> str:
     """The operation in one register."""
@@ -215,5 +206,6 @@ def dim_along(rng: random.Random, tag: str) -> Candidate:
     return Candidate("dim_along", 2, entry,
                      _describe(rng, register, shape, along, (x, out), dtype, (grid, block)),
                      _kernel(entry, args, shape, along, x, out, dtype),
-                     _reference(entry, shape, along, x, out, dtype), args, (grid,), (block,),
+                     shaped_reference(entry, shape, along.npy, (x, out), dtype), args, (grid,),
+                     (block,),
                      cases, extra={"traits": traits})

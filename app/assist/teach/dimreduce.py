@@ -151,13 +151,16 @@ def _kernel(entry: str, args: list[Arg], shape: Shape, red: Reduction, x: str, o
             f"{step}        }}\n        {out}[i] = {store};\n    }}\n}}\n")
 
 
-def _reference(entry: str, shape: Shape, red: Reduction, x: str, out: str, dtype: str) -> str:
-    """The NumPy reference over the shaped input."""
-    expression = red.npy.format(x="X_", d=shape.axis)
+def shaped_reference(entry: str, shape: Shape, npy: str, names: tuple[str, str],
+                     out_dtype: str) -> str:
+    """The NumPy reference of an operation over one shaped input: `npy` of X_ (the input,
+    widened and shaped) and its dim {d}."""
+    x, out = names
+    expression = npy.format(x="X_", d=shape.axis)
     return (REF_HEADER.format(name=entry) + f"\ndef reference({x}, {', '.join(shape.dims)}):\n"
             f"    X_ = widen({x}).reshape({', '.join(shape.dims)})\n"
             f"    return {{\"{out}\": np.asarray({expression}).reshape(-1).astype("
-            f"{numpy_out(red.out_dtype(dtype))})}}\n")
+            f"{numpy_out(out_dtype)})}}\n")
 
 
 def _describe(rng: random.Random, register: str, shape: Shape, red: Reduction, x: str,
@@ -226,5 +229,6 @@ def dim_reduce(rng: random.Random, tag: str) -> Candidate:
     return Candidate("dim_reduce", 2, entry,
                      _describe(rng, register, shape, red, x, out, dtype, grid, str(block)),
                      _kernel(entry, args, shape, red, x, out, dtype),
-                     _reference(entry, shape, red, x, out, dtype), args, (grid,), (str(block),),
+                     shaped_reference(entry, shape, red.npy, (x, out), red.out_dtype(dtype)),
+                     args, (grid,), (str(block),),
                      cases, extra={"traits": traits})

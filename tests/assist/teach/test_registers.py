@@ -204,6 +204,16 @@ def _drawn_of(family: Family, seed: int) -> Iterator[Candidate]:
         yield family(rng, f"f{number}")
 
 
+def _passes_and_mistake_fails(tmp_path: Path, guard: Guard, candidate: Candidate,
+                              wrong: str) -> None:
+    """The candidate verifies and is written; with the `wrong` kernel, verification fails."""
+    summary = build(tmp_path, 1, iter([candidate]), guard, lambda _line: None)
+    assert summary.written == 1, summary.dropped
+    summary = build(tmp_path / "wrong", 1, iter([replace(candidate, kernel=wrong)]), guard,
+                    lambda _line: None)
+    assert (summary.written, summary.failed_verify) == (0, 1)
+
+
 def test_an_operation_along_a_middle_dim_verifies_and_walking_the_wrong_stride_fails(
         tmp_path: Path, guard: Guard) -> None:
     along = next(c for c in _drawn_of(dim_along, 1) if "int j = (i / (" in c.kernel
@@ -212,11 +222,7 @@ def test_an_operation_along_a_middle_dim_verifies_and_walking_the_wrong_stride_f
     stride = re.search(r"base \+ k \* (\(?[\w *]+\)?)\]", along.kernel)
     assert stride is not None
     wrong = along.kernel.replace(f"base + k * {stride.group(1)}]", "base + k]")
-    summary = build(tmp_path, 1, iter([along]), guard, lambda _line: None)
-    assert summary.written == 1, summary.dropped
-    summary = build(tmp_path / "wrong", 1, iter([replace(along, kernel=wrong)]), guard,
-                    lambda _line: None)
-    assert (summary.written, summary.failed_verify) == (0, 1)
+    _passes_and_mistake_fails(tmp_path, guard, along, wrong)
 
 
 def test_a_product_with_a_transposed_operand_verifies_and_reading_it_untransposed_fails(
@@ -226,11 +232,7 @@ def test_a_product_with_a_transposed_operand_verifies_and_reading_it_untranspose
     assert read is not None
     n = product.args[2].shape[-1]
     wrong = product.kernel.replace(read.group(0), f"{read.group(1)}[p * {n} + col]")
-    summary = build(tmp_path, 1, iter([product]), guard, lambda _line: None)
-    assert summary.written == 1, summary.dropped
-    summary = build(tmp_path / "wrong", 1, iter([replace(product, kernel=wrong)]), guard,
-                    lambda _line: None)
-    assert (summary.written, summary.failed_verify) == (0, 1)
+    _passes_and_mistake_fails(tmp_path, guard, product, wrong)
 
 
 def test_no_candidate_of_the_new_families_is_refused_as_kernelbench_in_any_register() -> None:
@@ -247,14 +249,10 @@ def test_a_loss_walks_every_element_in_one_thread_and_stopping_at_the_first_dim_
     dims = [a.name for a in loss.args if a.kind == "scalar"]
     assert loss.args[2].shape == ("1",) and f"int total = {' * '.join(dims)};" in loss.kernel
     wrong = loss.kernel.replace(f"int total = {' * '.join(dims)};", f"int total = {dims[0]};")
-    summary = build(tmp_path, 1, iter([loss]), guard, lambda _line: None)
-    assert summary.written == 1, summary.dropped
-    summary = build(tmp_path / "wrong", 1, iter([replace(loss, kernel=wrong)]), guard,
-                    lambda _line: None)
-    assert (summary.written, summary.failed_verify) == (0, 1)
+    _passes_and_mistake_fails(tmp_path, guard, loss, wrong)
 
 
-def test_an_index_reduction_writes_int64_positions_and_a_last_occurrence_fails(
+def test_an_index_reduction_writes_int64_positions_and_the_opposite_comparison_fails(
         tmp_path: Path, guard: Guard) -> None:
     index = next(c for c in _reductions(4) if "argm" in c.entry
                  and c.args[0].dtype == "float32")
@@ -262,8 +260,4 @@ def test_an_index_reduction_writes_int64_positions_and_a_last_occurrence_fails(
     # The opposite comparison: the other extreme's position.
     flipped = index.kernel.replace(" > s)", " < s)") if " > s)" in index.kernel else \
         index.kernel.replace(" < s)", " > s)")
-    summary = build(tmp_path, 1, iter([index]), guard, lambda _line: None)
-    assert summary.written == 1, summary.dropped
-    summary = build(tmp_path / "wrong", 1, iter([replace(index, kernel=flipped)]), guard,
-                    lambda _line: None)
-    assert (summary.written, summary.failed_verify) == (0, 1)
+    _passes_and_mistake_fails(tmp_path, guard, index, flipped)
