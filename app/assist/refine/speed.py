@@ -91,10 +91,16 @@ def timed_case(spec: Spec) -> tuple[Case | None, str]:
 
 def speed_refusal(backend: str) -> str:
     """Why speed rounds cannot run with this backend ('' when they can)."""
-    from app.engine.bench.torch_forward import gpu_refusal
+    from app.engine.worker import backends
 
-    reason = gpu_refusal(backend)
-    return f"speed rounds need a GPU to time kernels on: {reason}" if reason else ""
+    why = "speed rounds time each kernel that passes on an NVIDIA GPU"
+    if backend == "cpu":
+        return (f"{why}, and the CPU backend was chosen: its emulation's times say nothing "
+                "of a GPU's")
+    if backend not in ("auto", "pycuda"):
+        return f"{why}, and the backend {backend!r} is not one"
+    chosen, reason = backends.choose("pycuda")
+    return "" if chosen else f"{why}, and none can be used here ({reason})"
 
 
 def micros(ms: float) -> str:
