@@ -15,6 +15,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -199,14 +200,16 @@ class AssistantPane(QWidget):
         return super().eventFilter(watched, event)
 
     def _build_loop_row(self) -> None:
-        """Chains and rounds of Propose and refine, and the attempts box."""
-        row = QHBoxLayout(self.loop_row)
-        row.setContentsMargins(0, 0, 0, 0)
-        for text, box in (("Chains", self.chains_box), ("Rounds", self.rounds_box),
-                          ("Speed", self.speed_box)):
-            row.addWidget(QLabel(text))
-            row.addWidget(box)
-        row.addStretch(1)
+        """Chains, rounds and speed rounds of Propose and refine, and the attempts box. Speed
+        gets a line of its own: on one line the three would widen the narrowest pane."""
+        grid = QGridLayout(self.loop_row)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for index, (text, box) in enumerate((("Chains", self.chains_box),
+                                             ("Rounds", self.rounds_box),
+                                             ("Speed", self.speed_box))):
+            grid.addWidget(QLabel(text), index // 2, 2 * (index % 2))
+            grid.addWidget(box, index // 2, 2 * (index % 2) + 1)
+        grid.setColumnStretch(4, 1)
         column = QVBoxLayout(self.attempts_box)
         column.setContentsMargins(2, 2, 2, 2)
         column.addWidget(self.attempts)
