@@ -1,6 +1,7 @@
 """One operation told in the registers users write in (issue 27): the project's own formulas,
 a PyTorch expression or forward as KernelBench states problems (its inputs' shapes given as
-`batch_size x dim`), a one-line docstring, and an engineer's terse note. The kernel and spec
+`batch_size x dim`), a one-line docstring, an engineer's terse note, and an nn.Module framed in
+the sentences `import kernelbench` frames an imported problem in. The kernel and spec
 are the same whatever the register: the model learns that they all ask for the same thing,
 and that a `batch_size x dim` tensor has batch_size * dim elements.
 
