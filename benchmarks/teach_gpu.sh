@@ -21,6 +21,16 @@
 #            one (which `model import` installed as "default") on those problems, and the
 #            shipped one on the held-out split, so that the two adapters can be compared
 #
+# Reinforcement (teach rl from the adapter just taught, on the same data; its held-out eval
+# and the judgement against that adapter; with KB_TASKS its KernelBench eval too) takes most of
+# a session of its own. Here, put what call 4 brought back (adapter/, after.json) and
+# train.jsonl into .rl-kit/ (with the imported problems in .rl-kit/kb/, about 30 MB), then:
+#   calls A, B: the two receive calls above
+#   call C:  carry [".gpu-eval/b"]    bash -c "source benchmarks/eval_gpu.sh && setup"
+#   call D:  carry [".rl-kit"]        RL_KIT=.rl-kit KB_TASKS=.rl-kit/kb RL_SECONDS=420 \
+#                                         bash benchmarks/teach_gpu.sh rl
+# (right after call 4, on the same warm machine, `bash benchmarks/teach_gpu.sh rl` alone does)
+#
 # On a GPU machine of your own with the project set up, one command does all of it:
 #   make teach-default        (bash benchmarks/teach_gpu.sh all; the new adapter is named
 #                              default-<date>: the shipped one keeps its name)
@@ -146,6 +156,44 @@ judge_adapter() {
     [ -z "${KB_TASKS:-}" ] || kernelbench
 }
 
+rl() {
+    # teach rl from $ADAPTER for at most RL_SECONDS (Ctrl+C keeps a checkpoint), then judge it
+    # against $ADAPTER on the held-out split: kept only if it helps.
+    local out=${OUT:-/tmp/ks-out} started=$SECONDS
+    mkdir -p "$out"
+    [ -n "${PREPARED:-}" ] || setup > "$out/setup.log" 2>&1 || {
+        tail -n 30 "$out/setup.log"; return 3; }
+    if [ -n "${RL_KIT:-}" ]; then  # a later session: what call 4 brought back, carried again
+        mkdir -p "$TEACH" "$MODEL/adapters"
+        [ -d "$MODEL/adapters/$ADAPTER" ] || cp -r "$RL_KIT/adapter" "$MODEL/adapters/$ADAPTER"
+        local name
+        for name in train.jsonl after.json; do
+            [ -f "$TEACH/$name" ] || cp "$RL_KIT/$name" "$TEACH/"
+        done
+    fi
+    timeout -s INT "${RL_SECONDS:-420}" python3 -m app teach rl --model "$MODEL" \
+        --data "$TEACH/train.jsonl" --from "$ADAPTER" --out "$ADAPTER-rl" \
+        --steps "${RL_STEPS:-40}" --prompts 8 --group 8 --rounds 2 --device cuda \
+        --quantization nf4 --backend pycuda > "$out/rl.log" 2>&1 || true
+    echo "teach rl ran $((SECONDS - started)) s"
+    grep -E "memory|step [0-9]+/|adapter|error|Error" "$out/rl.log" | tail -n 12
+    [ -d "$MODEL/adapters/$ADAPTER-rl" ] || { echo "no adapter $ADAPTER-rl was sealed" >&2
+                                               return 1; }
+    python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --adapter "$ADAPTER-rl" \
+        --out "$TEACH/rl-run" --json > "$TEACH/rl.json" 2> "$out/rl-eval.log" || true
+    cp "$TEACH/rl.json" "$out/"
+    set +e
+    python3 -m app teach judge --model "$MODEL" --adapter "$ADAPTER-rl" \
+        --before "$TEACH/after.json" --after "$TEACH/rl.json" 2>&1 | tee "$out/rl-judge.txt"
+    set -e
+    if [ -n "${KB_TASKS:-}" ] && [ -d "$MODEL/adapters/$ADAPTER-rl" ]; then
+        python3 -m app eval --kernelbench "$KB_TASKS" "${KB_ARGS[@]}" --model "$MODEL" \
+            --adapter "$ADAPTER-rl" --out "$TEACH/kb-rl" --json > "$out/kb-rl.json" \
+            2> "$out/kb-rl.log" || true
+        summarize "$out/kb-rl.json" || tail -n 5 "$out/kb-rl.log"
+    fi
+}
+
 summarize() {
     # One line of an eval --json result: pass@1 and KernelBench's figures, or why there are none.
     python3 - "$1" <<'EOF'
@@ -201,6 +249,7 @@ case "${1:-}" in
     train) train ;;
     judge) judge_adapter ;;
     kernelbench) kernelbench ;;
-    *) echo "usage: bash benchmarks/teach_gpu.sh all | data | checks | train | judge | kernelbench" >&2
+    rl) rl ;;
+    *) echo "usage: bash benchmarks/teach_gpu.sh all | data | checks | train | judge | kernelbench | rl" >&2
        exit 2 ;;
 esac
