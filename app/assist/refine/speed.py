@@ -1,6 +1,7 @@
 """Keep the fastest that passes (issue 27): on a GPU, a chain whose kernel passed may go on for
-speed. Every kernel that passes is timed (bench's own timer at the spec's [bench] case); a speed
-round asks for a faster kernel with that timing as its feedback, and the chain keeps the fastest
+speed. Every kernel that passes is timed (bench's own timer at the spec's [bench] case, or its
+largest verify case where it has none); a speed round asks for a faster kernel with that timing
+as its feedback, and the chain keeps the fastest
 kernel that passed, with its time against the first one's. A speed round whose kernel fails
 replaces nothing: the chain keeps what it had.
 
