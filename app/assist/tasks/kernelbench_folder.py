@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,9 @@ class Problem:
     params: list[str]
     sizes: Sizes
     defaults: int = 0
+    # get_init_inputs()'s arguments to Model, read as text: (the expression, its value where
+    # the file gives it as a constant, else '')
+    init: list[tuple[str, str]] = field(default_factory=list)
 
 
 def read_problem(path: Path, source: str | None = None) -> Problem:
@@ -112,7 +115,61 @@ def _problem(path: Path, tree: ast.Module, text: str) -> Problem:
     source = ast.get_source_segment(text, model) or ast.unparse(model)
     return Problem(path.stem, _level(path) or 1, _doc(model), source,
                    [a.arg for a in forward.args.args[1:]], sizes_of(tree),
-                   len(forward.args.defaults))
+                   len(forward.args.defaults), init_arguments(tree))
+
+
+def init_arguments(tree: ast.Module) -> list[tuple[str, str]]:
+    """What get_init_inputs() returns, element by element, with each constant's value where the
+    file sets it at module level (the Model is built with these, and its source alone does not
+    say them: a pooling's kernel size, a reduction's dim); [] when it returns no list."""
+    try:
+        function = function_named(tree, "get_init_inputs")
+    except Refused:
+        return []
+    returned = next((n.value for n in ast.walk(function) if isinstance(n, ast.Return)), None)
+    if not isinstance(returned, ast.List | ast.Tuple):
+        return []
+    constants = _module_constants(tree)
+    return [(ast.unparse(item), constants.get(item.id, "") if isinstance(item, ast.Name) else
+             "") for item in returned.elts]
+
+
+def _module_constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level `name = literal` (numbers, booleans, strings, None, tuples of them), as
+    written."""
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            try:
+                ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                found.pop(node.targets[0].id, None)
+                continue
+            found[node.targets[0].id] = ast.unparse(node.value)
+    return found
+
+
+def built_with(problem: Problem, scalars: list[str]) -> str:
+    """' The Model is built as Model(kernel_size, stride) (get_init_inputs), with
+    kernel_size = 8, stride = 1.': the constructor's arguments, a size that is a kernel
+    argument named as one; '' for a Model built with none."""
+    if not problem.init:
+        return ""
+    listed = []
+    for expression, value in problem.init:
+        if expression in scalars:
+            listed.append(f"{expression} (the int32 argument)")
+        elif value and value != expression:
+            listed.append(f"{expression} = {value}")
+    return built_sentence([e for e, _ in problem.init], listed)
+
+
+def built_sentence(arguments: list[str], listed: list[str]) -> str:
+    """' The Model is built as Model(a, b) (get_init_inputs), with a = 1, b = 2.' (shared
+    with the teaching register that tells generated tasks as imported ones)."""
+    return (f" The Model is built as Model({', '.join(arguments)}) (get_init_inputs)"
+            + (f", with {', '.join(listed)}." if listed else "."))
 
 
 def request(problem: Problem) -> dict[str, Any]:
@@ -171,12 +228,12 @@ def describe(problem: Problem, plan_: Plan, name: str) -> str:
     text = (f"KernelBench level-{problem.level} problem {problem.stem}: {problem.doc} "
             + framing(_listed(plan_.inputs), _listed(plan_.outputs), plan_.outputs[0].name,
                       f"cdiv({count}, {BLOCK})", str(BLOCK), weights=weights,
-                      sizes=tuple(plan_.scalars)))
+                      sizes=tuple(plan_.scalars), built=built_with(problem, plan_.scalars)))
     return (text + _clipped(problem.model_source, MAX_DESCRIPTION - len(text)))[:MAX_DESCRIPTION]
 
 
 def framing(inputs: str, outputs: str, out_name: str, grid: str, block: str, *,
-            weights: str = "", sizes: tuple[str, ...] = ()) -> str:
+            weights: str = "", sizes: tuple[str, ...] = (), built: str = "") -> str:
     """The sentences between an imported problem's docstring and its Model's source. Teaching
     tells generated tasks in these same words (app.assist.teach.registers.module), so that an
     adapter meets imported problems in the form it was taught on."""
@@ -184,7 +241,7 @@ def framing(inputs: str, outputs: str, out_name: str, grid: str, block: str, *,
     return (f"Compute what the Model's forward gives for the inputs {inputs}, into "
             f"{outputs}.{weights} Every tensor is contiguous and row-major.{said} The launch "
             f"has one thread per element of {out_name}: grid {grid}, block {block} (a kernel of "
-            f"several launches may change that). The Model (problem.py):\n")
+            f"several launches may change that).{built} The Model (problem.py):\n")
 
 
 def _clipped(source: str, room: int) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from app.assist.tasks.kernelbench_folder import framing
+from app.assist.tasks.kernelbench_folder import built_sentence, framing
 from app.assist.teach.candidate import Arg
 from app.assist.teach.ops import Op
 
@@ -214,9 +214,10 @@ def _forward_doc(params: tuple[str, ...], shapes: tuple[str, ...], out_shape: st
                     f"({out_shape.replace(' x ', ', ')}).", '        """']
 
 
-def model_source(rng: random.Random, problem: Problem) -> str:
+def model_source(rng: random.Random, problem: Problem, defaulted: bool = True) -> str:
     """An nn.Module whose forward returns the expression; a constant is its constructor's
-    argument with a default (`self.alpha` in the expression)."""
+    argument (`self.alpha` in the expression), with its value as the default when `defaulted`
+    (else the description says what it is built with)."""
     params, words, constant = problem.params, problem.words, problem.constant
     hinted = rng.random() < 0.6
     listed = ", ".join(f"{p}: torch.Tensor" if hinted else p for p in params)
@@ -226,8 +227,9 @@ def model_source(rng: random.Random, problem: Problem) -> str:
     extra = ""
     if constant is not None:
         kind = "float" if "." in constant[1] else "int"
-        extra = f", {constant[0]}: {kind} = {constant[1]}" if hinted else \
-            f", {constant[0]}={constant[1]}"
+        default = f" = {constant[1]}" if hinted else f"={constant[1]}"
+        extra = (f", {constant[0]}: {kind}" if hinted else f", {constant[0]}") + \
+            (default if defaulted else "")
     lines += [f"    def __init__(self{extra}):",
               "        " + rng.choice(("super(Model, self).__init__()", "super().__init__()"))]
     if constant is not None:
@@ -264,9 +266,15 @@ def model_problem(rng: random.Random, problem: Problem) -> str:
     words = problem.words
     opening = rng.choice(("", f"{words[0].upper()}{words[1:]}. ",
                           f"A model that computes {words}. "))
+    # A constant comes as problem files give most: an argument of get_init_inputs, said in the
+    # description; or as the constructor's default.
+    built, defaulted = "", True
+    if problem.constant is not None and rng.random() < 0.6:
+        name, value = problem.constant
+        built, defaulted = built_sentence([name], [f"{name} = {value}"]), False
     text = framing(problem.inputs, problem.output, problem.out, problem.grid, problem.block,
-                   sizes=problem.sizes)
-    return opening + text + model_source(rng, problem)
+                   sizes=problem.sizes, built=built)
+    return opening + text + model_source(rng, problem, defaulted)
 
 
 def module(rng: random.Random, told: Told) -> str:

@@ -198,3 +198,17 @@ def test_a_level_2_kernel_written_by_hand_verifies(imported: dict[str, Path]) ->
     assert verdict.passed, verdict.describe()
     kernel.write_text(GEMM_GELU.replace("BIAS", "0.0f"))
     assert verify_file(spec_path, VerifyOptions(backend="cpu")).status == "mismatch"
+
+
+def test_the_description_says_what_the_model_is_built_with(imported: dict[str, Path]) -> None:
+    """The Model's source alone does not say a pooling's window or a layer's widths: they come
+    from get_init_inputs, so the description says them (a size that is a kernel argument is
+    named as one; a Model built with nothing gets no such sentence)."""
+    pool = load_task(imported["42_Max_Pool_Strided"]).description
+    assert "The Model is built as Model(kernel_size, stride, padding) (get_init_inputs), with " \
+           "kernel_size = 3, stride = 2, padding = 1." in pool
+    gemm = load_task(imported["12_Gemm_GELU_Scale"]).description
+    assert re.search(r"Model\(in_features, out_features, scale\) \(get_init_inputs\), with "
+                     r"in_features \(the int32 argument\), out_features \(the int32 argument\), "
+                     r"scale = [0-9.]+\.", gemm), gemm
+    assert "The Model is built as" not in load_task(imported["23_Softmax_Wide"]).description

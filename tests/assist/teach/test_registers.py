@@ -152,8 +152,8 @@ def test_reductions_over_a_dim_verify_and_reading_the_wrong_stride_fails(
 
 FRAMING = ("Compute what the Model's forward gives for the inputs ", " Every tensor is contiguous "
            "and row-major. The sizes ", "The launch has one thread per element of ",
-           "(a kernel of several launches may change that). The Model (problem.py):\n"
-           "class Model(nn.Module):")
+           "(a kernel of several launches may change that).",
+           " The Model (problem.py):\nclass Model(nn.Module):")
 
 
 def _modules(seed: int) -> Iterator[Candidate]:
@@ -177,9 +177,12 @@ def test_a_module_example_is_framed_as_an_imported_problem_and_its_constant_is_i
                   c.description)
     for text in (imported, scaled.description, by_dim.description):
         assert all(part in text for part in FRAMING), text
-    # The constant is the Model's constructor argument and a literal in the kernel, which takes
-    # the sizes and the tensors only.
-    assert re.search(r"def __init__\(self, \w+(: float)? ?= ?-?[0-9.]+\)", scaled.description)
+    # The constant is the Model's constructor argument, its value the default or said as an
+    # imported problem says what get_init_inputs builds it with, and a literal in the kernel,
+    # which takes the sizes and the tensors only.
+    assert re.search(r"def __init__\(self, \w+(: float)? ?= ?-?[0-9.]+\)", scaled.description) \
+        or re.search(r"The Model is built as Model\(\w+\) \(get_init_inputs\), with \w+ = "
+                     r"-?[0-9.]+\.", scaled.description)
     assert {a.kind for a in scaled.args if a.value != a.name} <= {"in", "out"}
     summary = build(tmp_path / "data", 2, iter([scaled, by_dim]), guard, lambda _line: None)
     assert summary.written == 2, summary.dropped
