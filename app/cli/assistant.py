@@ -14,6 +14,7 @@ from app.assist.model.quant import DEVICES, QUANTIZATIONS
 from app.assist.model.session import ModelSession
 from app.assist.prompting.skills import load_skills, skill_folders
 from app.base.plaintext import clear_line, rewrite_line
+from app.cli import flags
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,9 +38,13 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                              "has one")
 
 
+# Speed rounds after a pass: as many as the window's Speed box offers, and then some.
+SPEED_ROUNDS = flags.whole(0, 10, "--speed-rounds")
+
+
 def add_speed_rounds(parser: argparse.ArgumentParser) -> None:
     """--speed-rounds N: keep the fastest that passes (a GPU times each kernel that passes)."""
-    parser.add_argument("--speed-rounds", type=whole, default=0, metavar="N",
+    parser.add_argument("--speed-rounds", type=SPEED_ROUNDS, default=0, metavar="N",
                         help="after a chain's first pass, N more rounds ask for a faster "
                              "kernel; the fastest that passes is kept (needs a GPU to time "
                              "on; default 0)")
@@ -56,17 +61,6 @@ def speed_refused(command: str, args: argparse.Namespace) -> bool:
         print(f"kernel-studio {command}: {reason}; leave out --speed-rounds, or run on a "
               "machine with an NVIDIA GPU", file=sys.stderr)
     return bool(reason)
-
-
-def whole(text: str) -> int:
-    """An argparse type: a whole number, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be 0 or more")
-    return value
 
 
 def positive(text: str) -> int:

@@ -237,10 +237,10 @@ class AssistantCommands(QObject):
 
 def _speed_words(info: dict[str, Any]) -> str:
     """', the fastest that passed: 12.0 us, 1.80x the first' after speed rounds, else ''."""
-    passed = info.get("passed") or {}
-    ms = passed.get("time_ms")
-    if not isinstance(ms, int | float):
-        return ""
-    speedup = info.get("speedup")
-    faster = f", {speedup:.2f}x the first" if isinstance(speedup, int | float) else ""
-    return f", the fastest that passed: {ms * 1000:.1f} us{faster}"
+    # Loaded with the first proposal, as the rest of app.assist (not at startup).
+    from app.assist.refine.speed import kept_words
+
+    ms, speedup = (info.get("passed") or {}).get("time_ms"), info.get("speedup")
+    said = kept_words(ms if isinstance(ms, int | float) else None,
+                      speedup if isinstance(speedup, int | float) else None)
+    return f", {said}" if said else ""

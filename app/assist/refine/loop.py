@@ -446,9 +446,9 @@ class RefineLoop:
         """Time a kernel that passed when speed rounds are on; the fastest is the chain's."""
         if self.settings.timer is None or self.settings.speed_rounds <= 0:
             return
-        spec_path = Path(attempt.folder) / (chain.job.spec.path.name if chain.job.spec.path
-                                            else f"{chain.job.spec.entry}.toml")
-        timing = self.settings.timer(spec_path, chain.job.trusted)
+        assert chain.job.spec.path is not None  # write_candidate copied it under its name
+        timing = self.settings.timer(Path(attempt.folder) / chain.job.spec.path.name,
+                                     chain.job.trusted)
         attempt.time_ms, attempt.timing = timing.ms, timing.text
         if timing.ms is not None and (chain.best is None or chain.best.time_ms is None
                                       or timing.ms < chain.best.time_ms):

@@ -119,8 +119,10 @@ def feedback(latest: Timing | None, best_ms: float, best_round: int, first_ms: f
             "arguments and results, so that it passes verification again.")
 
 
-def ratio(first_ms: float | None, best_ms: float | None) -> float | None:
-    """How many times faster the kept kernel is than the first that passed."""
-    if not first_ms or not best_ms:
-        return None
-    return first_ms / best_ms
+def kept_words(time_ms: float | None, speedup: float | None) -> str:
+    """'the fastest that passed: 12.0 us, 1.80x the first' (or '' for a kernel never timed):
+    what propose and the window say of the kernel a chain kept."""
+    if time_ms is None:
+        return ""
+    faster = f", {speedup:.2f}x the first" if speedup else ""
+    return f"the fastest that passed: {micros(time_ms)}{faster}"

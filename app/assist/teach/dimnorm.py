@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 from app.assist.prompting.candidates import signature
 from app.assist.teach.candidate import INPUTS, OUTPUTS, Arg, Candidate
-from app.assist.teach.dimreduce import ORDINALS, Shape, reduce_cases, shaped_reference
+from app.assist.teach.dimreduce import (
+    ORDINALS,
+    Shape,
+    dim_constant,
+    reduce_cases,
+    shaped_reference,
+)
 from app.assist.teach.dtypes import DTYPES, includes
 from app.assist.teach.registers import REGISTER_WEIGHTS, REGISTERS, Problem, model_problem
 from app.assist.teach.shaped import DIMS, LOCALS
@@ -159,11 +165,11 @@ def _describe(rng: random.Random, register: str, shape: Shape, along: Along, nam
     (x, out), dims, axis = names, shape.dims, shape.axis
     shaped = " x ".join(dims)
     if register == "module":
-        name = next(n for n in ("dim", "axis", "reduce_dim") if n not in dims)
-        constant = (name, str(axis)) if rng.random() < 0.5 else None
+        constant = dim_constant(rng, dims, axis)
         return model_problem(rng, Problem(
             (x,), f"{x} ({dtype}, shape {shaped})", f"{out} ({dtype}, shape {shaped})", out,
-            *launch, dims, along.torch.format(x=x, d=f"self.{name}" if constant else axis),
+            *launch, dims, along.torch.format(x=x, d=f"self.{constant[0]}" if constant
+                                              else axis),
             f"{along.words} of {x} along dim {axis}", constant, (shaped,), shaped))
     if register == "pytorch":
         return (f"Compute what the PyTorch expression `{along.torch.format(x=x, d=axis)}` gives "

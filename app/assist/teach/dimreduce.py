@@ -163,6 +163,14 @@ def shaped_reference(entry: str, shape: Shape, npy: str, names: tuple[str, str],
             f"{numpy_out(out_dtype)})}}\n")
 
 
+def dim_constant(rng: random.Random, dims: tuple[str, ...], axis: int
+                 ) -> tuple[str, str] | None:
+    """The dim as the Model's constructor argument (name, value), as problem files often give
+    it, or None (a literal in forward)."""
+    name = next(n for n in ("dim", "axis", "reduce_dim") if n not in dims)
+    return (name, str(axis)) if rng.random() < 0.5 else None
+
+
 def _describe(rng: random.Random, register: str, shape: Shape, red: Reduction, x: str,
               out: str, dtype: str, grid: str, block: str) -> str:
     """The reduction in one register."""
@@ -180,13 +188,11 @@ def _describe(rng: random.Random, register: str, shape: Shape, red: Reduction, x
                 "int32 arguments. One thread per output element.")
     if register == "module":
         keep = ", keepdim=True" if shape.keep else ""
-        # The dim is often the Model's constructor argument, as a problem file gives it.
-        name = next(n for n in ("dim", "axis", "reduce_dim") if n not in dims)
-        constant = (name, str(axis)) if rng.random() < 0.5 else None
+        constant = dim_constant(rng, dims, axis)
         return model_problem(rng, Problem(
             (x,), f"{x} ({dtype}, shape {' x '.join(dims)})", f"{out} ({odt}, shape "
             f"{out_shape})", out, grid, block, dims,
-            red.torch.format(x=x, d=f"self.{name}" if constant else axis, k=keep),
+            red.torch.format(x=x, d=f"self.{constant[0]}" if constant else axis, k=keep),
             f"{red.words} of {x} over its dim {axis}", constant, (" x ".join(dims),),
             out_shape))
     if register == "docstring":

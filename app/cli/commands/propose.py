@@ -15,6 +15,7 @@ from app.assist.errors import AssistError
 from app.assist.refine.attempts import Attempt
 from app.assist.refine.loop import Chain, undecided
 from app.assist.refine.proposing import Proposal, ProposeSettings, propose_kernels
+from app.assist.refine.speed import kept_words
 from app.assist.tasks.suite import TaskError
 from app.base.paths import proposals_dir
 from app.base.plaintext import printable
@@ -89,11 +90,9 @@ def table(attempts: list[Attempt]) -> str:
 
 
 def _speed_words(made: Proposal) -> str:
-    """' (the fastest that passed: 12.0 us, 1.8x the first)' with speed rounds, else ''."""
-    if made.passed is None or made.passed.time_ms is None:
-        return ""
-    faster = f", {made.speedup:.2f}x the first" if made.speedup else ""
-    return f" (the fastest that passed: {made.passed.time_ms * 1000:.1f} us{faster})"
+    """' (the fastest that passed: 12.0 us, 1.80x the first)' with speed rounds, else ''."""
+    said = kept_words(made.passed.time_ms if made.passed else None, made.speedup)
+    return f" ({said})" if said else ""
 
 
 def _announce(chain: Chain, attempt: Attempt) -> None:

@@ -205,14 +205,18 @@ def load_request(spec: Spec, prepared: Prepared, entry: str | None = None) -> Lo
     the kernel, under a module name that changes with the request and with the source's bytes
     (an edited source is another module)."""
     entry = entry or spec.entry
-    kernel = KernelRef(prepared.symbol_of(entry), entry,
-                       cubin_path=str(prepared.cubin_path) if prepared.cubin_path else None,
-                       source_path=str(spec.source_path), source_dir=str(spec.base_dir),
-                       options=tuple(spec.options))
+    kernel = codec.replace(source_ref(spec, entry), symbol=prepared.symbol_of(entry),
+                           cubin_path=str(prepared.cubin_path) if prepared.cubin_path else None)
     digest = hashlib.sha256(json.dumps(codec.to_object(LoadRequest.of(kernel)),
                                        sort_keys=True).encode())
     digest.update(spec.source_path.read_bytes())
     return LoadRequest.of(codec.replace(kernel, module=digest.hexdigest()[:32]))
+
+
+def source_ref(spec: Spec, entry: str) -> KernelRef:
+    """Where an entry's source is (the CPU backend builds from it), before any compile."""
+    return KernelRef("", entry, source_path=str(spec.source_path), source_dir=str(spec.base_dir),
+                     options=tuple(spec.options))
 
 
 def arg_items(spec: Spec, resolved: Resolved, images: dict[str, Path], guard: int,
@@ -557,10 +561,8 @@ def _build_ahead(spec: Spec) -> threading.Thread:
 
     def build_each() -> None:
         for entry in spec.entries:
-            message = {"source_path": str(spec.source_path), "source_dir": str(spec.base_dir),
-                       "options": list(spec.options), "entry": entry}
             try:
-                cpu_build.prebuild(message)
+                cpu_build.prebuild(codec.to_object(LoadRequest.of(source_ref(spec, entry))))
             except Exception:  # noqa: BLE001 - the load builds again and reports it
                 return
 

@@ -126,17 +126,18 @@ def test_teach_stats_says_what_to_do_without_data(tmp_path: Path,
     assert "make it with kernel-studio teach data" in capsys.readouterr().err
 
 
-def _reductions(seed: int) -> Iterator[Candidate]:
-    """dim_reduce candidates, endlessly."""
+def _drawn_of(family: Family, seed: int) -> Iterator[Candidate]:
+    """Candidates of one family, endlessly."""
     rng = random.Random(seed)
     for number in itertools.count():
-        yield dim_reduce(rng, f"d{number}")
+        yield family(rng, f"f{number}")
 
 
 def test_reductions_over_a_dim_verify_and_reading_the_wrong_stride_fails(
         tmp_path: Path, guard: Guard) -> None:
-    middle = next(c for c in _reductions(2) if "int lead = i / " in c.kernel)
-    pytorch = next(c for c in _reductions(3) if c.extra["traits"]["register"] == "pytorch")
+    middle = next(c for c in _drawn_of(dim_reduce, 2) if "int lead = i / " in c.kernel)
+    pytorch = next(c for c in _drawn_of(dim_reduce, 3)
+                   if c.extra["traits"]["register"] == "pytorch")
     size, x = middle.args[0].shape, middle.args[0].name
     axis = next(k for k, d in enumerate(size) if f"j < {d};" in middle.kernel)
     # The mistake of a kernel that reduces the last dim whatever it was asked: x[i * R + j].
@@ -200,11 +201,7 @@ def test_no_module_example_of_many_is_refused_as_kernelbench() -> None:
     assert any(c.extra["traits"]["shape"] == "1d" for c in drawn)
 
 
-def _drawn_of(family: Family, seed: int) -> Iterator[Candidate]:
-    """Candidates of one family, endlessly."""
-    rng = random.Random(seed)
-    for number in itertools.count():
-        yield family(rng, f"f{number}")
+
 
 
 def _passes_and_mistake_fails(tmp_path: Path, guard: Guard, candidate: Candidate,
@@ -257,7 +254,7 @@ def test_a_loss_walks_every_element_in_one_thread_and_stopping_at_the_first_dim_
 
 def test_an_index_reduction_writes_int64_positions_and_the_opposite_comparison_fails(
         tmp_path: Path, guard: Guard) -> None:
-    index = next(c for c in _reductions(4) if "argm" in c.entry
+    index = next(c for c in _drawn_of(dim_reduce, 4) if "argm" in c.entry
                  and c.args[0].dtype == "float32")
     assert index.args[1].dtype == "int64" and "long long*" in index.kernel
     # The opposite comparison: the other extreme's position.
