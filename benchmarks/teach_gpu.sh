@@ -215,20 +215,24 @@ EOF
 kernelbench() {
     # The adapter just taught and the shipped one ("default") on the imported problems in
     # KB_TASKS, then the shipped one on the held-out split (the new one's is after.json).
+    # KB_ADAPTERS names fewer (one per call where a call's 10 minutes hold no more);
+    # SHIPPED_HELDOUT=0 leaves the held-out run out.
     local out=${OUT:-/tmp/ks-out} adapter
     mkdir -p "$out"
-    for adapter in "$ADAPTER" default; do
+    for adapter in ${KB_ADAPTERS:-$ADAPTER default}; do
         [ -d "$MODEL/adapters/$adapter" ] || { echo "no adapter $adapter" >&2; continue; }
         python3 -m app eval --kernelbench "$KB_TASKS" "${KB_ARGS[@]}" --model "$MODEL" \
             --adapter "$adapter" --out "$TEACH/kb-$adapter" --json > "$out/kb-$adapter.json" \
             2> "$out/kb-$adapter.log" || true
         summarize "$out/kb-$adapter.json" || tail -n 5 "$out/kb-$adapter.log"
     done
+    local tag=${KB_ADAPTERS:-both}
+    (cd "$TEACH" && tar -czf "$out/kb-attempts-${tag// /-}.tar.gz" kb-*/) 2>/dev/null || true
+    [ "${SHIPPED_HELDOUT:-1}" = 1 ] || return 0
     python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --adapter default \
         --out "$TEACH/shipped-run" --json > "$out/shipped-heldout.json" \
         2> "$out/shipped-heldout.log" || true
     summarize "$out/shipped-heldout.json" || tail -n 5 "$out/shipped-heldout.log"
-    tar -C "$TEACH" -czf "$out/kb-attempts.tar.gz" "kb-$ADAPTER" kb-default 2>/dev/null || true
 }
 
 everything() {
@@ -248,7 +252,7 @@ case "${1:-}" in
     checks) checks ;;
     train) train ;;
     judge) judge_adapter ;;
-    kernelbench) kernelbench ;;
+    kernelbench) setup > /tmp/ks-setup.log 2>&1 && kernelbench ;;
     rl) rl ;;
     *) echo "usage: bash benchmarks/teach_gpu.sh all | data | checks | train | judge | kernelbench | rl" >&2
        exit 2 ;;
