@@ -27,10 +27,12 @@ STAGE="$ROOT/.gpu-eval"
 KIT=${KIT:-/work/shared/device}
 WORK=/tmp/ks-gpu-eval
 GGUF_NAME=SmolLM2-135M-Instruct.Q4_1.gguf
-SPLIT_BYTES=$((34 * 1024 * 1024))
+# 38 MiB parts: with the 24 MB checkout each call stays under the 64 MiB a call carries, and
+# the last part has room for bitsandbytes (7 MB; teaching needs it) and the data.
+SPLIT_BYTES=$((38 * 1024 * 1024))
 
 stage() {
-    # Runs here: the halves, the checksum, the wheels (no bitsandbytes: the eval needs none).
+    # Runs here: the parts, the checksum, the wheels (bitsandbytes for NF4 and teaching).
     local gguf
     gguf=$(cd "$ROOT" && .venv/bin/python -c "from app.assist.model.convert import find_default_gguf; print(find_default_gguf())")
     rm -rf "$STAGE" && mkdir -p "$STAGE/a" "$STAGE/a2" "$STAGE/b"
@@ -38,7 +40,7 @@ stage() {
     dd if="$gguf" of="$STAGE/a2/model.part-a2" bs="$SPLIT_BYTES" skip=1 count=1 status=none
     dd if="$gguf" of="$STAGE/b/model.part-b" bs="$SPLIT_BYTES" skip=2 status=none
     (cd "$(dirname "$gguf")" && sha256sum "$GGUF_NAME") > "$STAGE/b/model.sha256"
-    find "$KIT/wheels" -name '*.whl' ! -name 'bitsandbytes-*' -exec cp {} "$STAGE/b/" \;
+    find "$KIT/wheels" -name '*.whl' -exec cp {} "$STAGE/b/" \;
     cp "$KIT"/debs/*.deb "$STAGE/b/"
     cp /opt/pypi/files/gguf-*-py3-none-any.whl "$STAGE/b/"
     # The kit predates the codec: msgspec for the machine's Python 3.12.

@@ -110,8 +110,11 @@ train() {
     local out=${OUT:-/tmp/ks-out}
     mkdir -p "$out"
     setup > "$out/setup.log" 2>&1 || { tail -n 30 "$out/setup.log"; return 3; }
-    # Examples verified on the development machine may come with this call too.
+    # Examples verified on the development machine may come with this call too (plain or
+    # gzipped): with them, call 1 (data on the GPU) may be left out.
+    mkdir -p "$TEACH"
     cat "$STAGE"/b/local-*.jsonl >> "$TEACH/train.jsonl" 2>/dev/null || true
+    zcat "$STAGE"/b/local-*.jsonl.gz >> "$TEACH/train.jsonl" 2>/dev/null || true
     local examples steps
     examples=$(wc -l < "$TEACH/train.jsonl")
     steps=$(( (examples * ${EPOCHS:-3} + 15) / 16 ))
