@@ -2,24 +2,33 @@
 # The default adapter's recipe on the lent GPU machine (`make teach-default` prints these steps):
 # verified training data, the held-out eval of the base model, QLoRA training, the held-out eval
 # with the adapter, and the keep-only-if-it-helps judgement. What it needs does not fit one call
-# (a call carries at most 64 MiB: the model is 98 MB, bitsandbytes 43 MB), so it spans four
-# calls made one right after the other, plus one for the model's middle part (eval_gpu.sh); the
-# machine keeps /tmp while it stays warm.
+# (a call carries at most 64 MiB with the 24 MB checkout: the model is 98 MB), so the model
+# travels in three parts (eval_gpu.sh stage: 38 MiB, 38 MiB, and the rest with the wheels,
+# bitsandbytes included) in calls made one right after the other; the machine keeps /tmp while
+# it stays warm (30 s after a call).
 #
 #   here, once:  bash ../shared/device/stage.sh && bash benchmarks/eval_gpu.sh stage
 #   call 1:  carry [".device-kit"]   (the wheels, bitsandbytes included)
 #            source .device-kit/setup.sh && bash benchmarks/teach_gpu.sh data
-#   call 2:  carry [".gpu-eval/a"]   (the model's first part)
-#            bash benchmarks/teach_gpu.sh checks      (the GPU tests meanwhile)
-#   call 2b: carry [".gpu-eval/a2"]  (its middle part)
-#            bash benchmarks/eval_gpu.sh receive
-#   call 3:  carry [".gpu-eval/b"]   (the last part)
+#            Or leave call 1 out: `kernel-studio teach data` here (CPU backend; Ctrl+C keeps
+#            what passed), gzip its train.jsonl into .gpu-eval/b/local-<name>.jsonl.gz, and the
+#            train step reads it (with call 1's data too, when both are there).
+#   call 2:  carry [".gpu-eval/a"]   bash benchmarks/eval_gpu.sh receive
+#   call 2b: carry [".gpu-eval/a2"]  bash benchmarks/eval_gpu.sh receive
+#   call 3:  carry [".gpu-eval/b"]   (the last part; with ".kb-tasks" for call 4)
 #            bash benchmarks/teach_gpu.sh train
 #   call 4:  no carry (KB_TASKS: folders made by `import kernelbench`, carried in call 3)
 #            [KB_TASKS=DIR] bash benchmarks/teach_gpu.sh judge
 #            with KB_TASKS, the judge goes on to `kernelbench`: the new adapter and the shipped
 #            one (which `model import` installed as "default") on those problems, and the
-#            shipped one on the held-out split, so that the two adapters can be compared
+#            shipped one on the held-out split, so that the two adapters can be compared;
+#            KB_ADAPTERS=taught SHIPPED_HELDOUT=0 keeps to the new adapter, and a call 5,
+#            KB_ADAPTERS=default bash benchmarks/teach_gpu.sh kernelbench, does the rest (one
+#            call's 10 minutes do not hold both at KB_SECONDS=240)
+#
+#   Results: a call brings back at most 8 files of 16 MiB each (the adapter's weights are 19.6
+#   MB), so end each command with: tar czf - -C "$OUT_DIR" . | split -b 15m - "$OUT/callN.tgz."
+#   (OUT pointed at $OUT_DIR for the step), and join the parts here with cat.
 #
 # Reinforcement (teach rl from the adapter just taught, on the same data; its held-out eval
 # and the judgement against that adapter; with KB_TASKS its KernelBench eval too) takes most of
@@ -177,6 +186,7 @@ rl() {
     timeout -s INT "${RL_SECONDS:-420}" python3 -m app teach rl --model "$MODEL" \
         --data "$TEACH/train.jsonl" --from "$ADAPTER" --out "$ADAPTER-rl" \
         --steps "${RL_STEPS:-40}" --prompts 8 --group 8 --rounds 2 --device cuda \
+        --max-tokens 1408 --max-new-tokens 384 \
         --quantization nf4 --backend pycuda > "$out/rl.log" 2>&1 || true
     echo "teach rl ran $((SECONDS - started)) s"
     grep -E "memory|step [0-9]+/|adapter|error|Error" "$out/rl.log" | tail -n 12

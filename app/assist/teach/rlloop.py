@@ -80,28 +80,38 @@ def _completion(row: list[int], eos: int) -> list[int]:
     return row[:row.index(eos) + 1] if eos in row else row
 
 
-def sample(run: Run, group: Group, seed: int) -> None:
-    """Sample the group's answers from the current policy, seeded."""
+def sample(run: Run, groups: list[Group], seed: int) -> None:
+    """Sample every group's answers from the current policy in one batch, seeded: the prompts
+    left-padded to one width (the mask keeps the padding out), settings.group rows each."""
     import torch
 
     torch.manual_seed(seed)
-    ids = torch.tensor([group.prompt_ids], device=run.device)
+    width = max(len(g.prompt_ids) for g in groups)
+    rows = [[run.pad] * (width - len(g.prompt_ids)) + g.prompt_ids for g in groups]
+    masks = [[0] * (width - len(g.prompt_ids)) + [1] * len(g.prompt_ids) for g in groups]
+    ids = torch.tensor(rows, device=run.device)
+    mask = torch.tensor(masks, device=run.device)
     run.lora.eval()
     with torch.no_grad():
-        out = run.lora.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
+        out = run.lora.generate(input_ids=ids, attention_mask=mask,
                                 do_sample=True, temperature=run.settings.temperature,
                                 top_p=1.0, top_k=0, max_new_tokens=run.settings.max_new_tokens,
                                 num_return_sequences=run.settings.group, pad_token_id=run.pad)
     run.lora.train()
     eos = int(run.tokenizer.eos_token_id)
-    for row in out[:, len(group.prompt_ids):].tolist():
-        completion = _completion(row, eos)
-        text = run.tokenizer.decode(completion, skip_special_tokens=True)
-        group.samples.append(Sample(completion, group.prefix + text))
+    answers = out[:, width:].tolist()
+    for index, group in enumerate(groups):  # generate keeps each prompt's rows together
+        for row in answers[index * run.settings.group:(index + 1) * run.settings.group]:
+            completion = _completion(row, eos)
+            text = run.tokenizer.decode(completion, skip_special_tokens=True)
+            group.samples.append(Sample(completion, group.prefix + text))
 
 
-def verify_group(run: Run, group: Group, step: int) -> None:
-    """Verify every answer of the group (in the pool, at once) and score it."""
+Pending = list[tuple[Sample, str, Path, Any]]
+
+
+def _submit(run: Run, group: Group, step: int) -> Pending:
+    """Every answer of the group written as a candidate and handed to the pool."""
     spec = run.specs[group.task.entry]
     futures = []
     for index, answer in enumerate(group.samples):
@@ -112,6 +122,11 @@ def verify_group(run: Run, group: Group, step: int) -> None:
         spec_path = write_candidate(spec, code, folder, answer.text)
         futures.append((answer, code, spec_path,
                         run.pool.submit(spec_path, vouch_for(spec, run.backend))))
+    return futures
+
+
+def _score(run: Run, group: Group, futures: Pending) -> None:
+    """Each answer's verdict, reward and feedback as the pool gives them."""
     for answer, code, spec_path, future in futures:
         verdict: Verdict = future.result()
         answer.status, answer.message = str(verdict.status), verdict.message.split("\n")[0]
@@ -120,8 +135,16 @@ def verify_group(run: Run, group: Group, step: int) -> None:
         if verdict.runs and verdict.status != Status.PASSED:
             answer.runs_passed = f"{sum(1 for r in verdict.runs if r.passed)}/{len(verdict.runs)}"
         if verdict.status == Status.PASSED and run.timed:
-            answer.speedup, bonus = _speed(run, spec_path, spec)
+            answer.speedup, bonus = _speed(run, spec_path, run.specs[group.task.entry])
             answer.reward = (answer.reward or 0.0) + bonus
+
+
+def verify_groups(run: Run, groups: list[Group], step: int) -> None:
+    """Verify every answer of the groups (all handed to the pool first, so its workers are
+    busy together) and score each."""
+    submitted = [(group, _submit(run, group, step)) for group in groups]
+    for group, futures in submitted:
+        _score(run, group, futures)
 
 
 def _speed(run: Run, candidate: Path, baseline: Spec) -> tuple[float | None, float]:
@@ -220,26 +243,28 @@ def update(run: Run, groups: list[Group]) -> float:
     return loss
 
 
-def groups_of(run: Run, task: Task, step: int, seed: int) -> list[Group]:
-    """The task's rounds: a first group; then, while one failed with feedback and rounds are
-    left, a group asked with the best failed answer and its feedback."""
-    spec = run.specs[task.entry]
-    prefix = answer_prefix(spec)
-    messages = rl.first_messages(task)
+def groups_of(run: Run, tasks: list[Task], step: int, seed: int) -> list[Group]:
+    """The step's rounds over its tasks, each round one batch: a first group per task; then,
+    for each task whose group failed with feedback while rounds are left, a group asked with
+    its best failed answer and that feedback."""
+    asking = [Group(task, 1, rl.first_messages(task), answer_prefix(run.specs[task.entry]))
+              for task in tasks]
     found: list[Group] = []
     for round_number in range(1, run.settings.rounds + 1):
-        group = Group(task, round_number, messages, prefix)
-        group.prompt_ids = prompt_ids(run, messages, prefix)
+        for group in asking:
+            group.prompt_ids = prompt_ids(run, group.messages, group.prefix)
         began = time.monotonic()
-        sample(run, group, seed + round_number)
-        group.seconds["sample"] = time.monotonic() - began
-        verify_group(run, group, step)
-        group.seconds["verify"] = time.monotonic() - began - group.seconds["sample"]
-        found.append(group)
-        failed = group.retry()
-        if failed is None:
+        sample(run, asking, seed + round_number)
+        sampled = time.monotonic() - began
+        verify_groups(run, asking, step)
+        verified = time.monotonic() - began - sampled
+        for group in asking:  # the batch's time, shared out so that the step's sums hold
+            group.seconds = {"sample": sampled / len(asking), "verify": verified / len(asking)}
+        found += asking
+        asking = [Group(g.task, round_number + 1, rl.retry_messages(g.task, failed), g.prefix)
+                  for g in asking if (failed := g.retry()) is not None]
+        if not asking:
             break
-        messages = rl.retry_messages(task, failed)
     return found
 
 
@@ -275,8 +300,8 @@ def steps(run: Run, folder: Path, key: str, say: Say, start: int) -> list[dict[s
     try:
         for index in range(start, settings.steps):
             taken = picks[index * settings.prompts:(index + 1) * settings.prompts]
-            groups = [g for k, t in enumerate(taken) for g in groups_of(
-                run, run.tasks[t], index + 1, settings.seed * 1_000_003 + index * 101 + k * 11)]
+            groups = groups_of(run, [run.tasks[t] for t in taken], index + 1,
+                               settings.seed * 1_000_003 + index * 101)
             began_update = time.monotonic()
             loss = update(run, groups)
             reached = index + 1  # the weights now include this step

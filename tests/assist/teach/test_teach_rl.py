@@ -21,6 +21,7 @@ from app.assist.refine.attempts import Attempt
 from app.assist.refine.loop import Chain, Job, next_prompt
 from app.assist.refine.verifypool import compile_error
 from app.assist.tasks.suite import load_suite
+from app.assist.teach import loop
 from app.assist.teach.data import DATA_NAME, build
 from app.assist.teach.generate import candidates
 from app.assist.teach.guard import Guard
@@ -38,7 +39,7 @@ from app.assist.teach.rl import (
     retry_messages,
     score,
 )
-from app.assist.teach.rlloop import LOG_NAME, sample_loss
+from app.assist.teach.rlloop import LOG_NAME, Run, prompt_ids, sample, sample_loss
 from app.assist.teach.train import CHECKPOINT, STATE_NAME, TrainError, partial_folder
 from app.cli.entry import main
 from app.engine.verify.runs import Engine, VerifyOptions
@@ -161,6 +162,39 @@ def test_a_tiny_run_is_rewarded_by_the_verifier_survives_ctrl_c_and_changes_the_
     start, end = _weights(adapter_folder(model, "default")), _weights(folder)
     assert start.keys() == end.keys()
     assert any(not start[k].equal(end[k]) for k in start), "no LoRA weight moved"
+
+
+def test_a_steps_prompts_are_sampled_in_one_batch_each_answer_to_its_own_prompt(
+        tmp_path: Path, default_folder: Path) -> None:
+    """Prompts of different lengths share one generate call, left-padded: sampled near-greedy,
+    each group gets exactly what its prompt gets alone (a mask that let the padding in, or rows
+    handed to the wrong group, would change them)."""
+    model = _model(tmp_path, default_folder)
+    tokenizer, lora = loop.load_adapter(model, adapter_folder(model, "default"), 0, 1, "cpu",
+                                        "none")
+    settings = RLSettings(group=2, temperature=1e-4, max_new_tokens=24)
+    run = Run(lora, tokenizer, None, {}, [], {}, None, settings, "cpu", tmp_path)  # type: ignore[arg-type]
+    short = Task("twice", "y = 2x", TWICE_SPEC, TWICE_KERNEL, TWICE_REF)
+    long = Task("twice", "Multiply every element of the float32 array x by two and write it "
+                "to y; n elements, one thread each, the grid rounded up to whole blocks.",
+                TWICE_SPEC, TWICE_KERNEL, TWICE_REF)
+
+    def groups() -> list[Group]:
+        made = [Group(t, 1, first_messages(t), "") for t in (short, long)]
+        for group in made:
+            group.prompt_ids = prompt_ids(run, group.messages, group.prefix)
+        return made
+
+    together = groups()
+    assert len(together[0].prompt_ids) < len(together[1].prompt_ids)
+    sample(run, together, seed=5)
+    alone = groups()
+    for group in alone:
+        sample(run, [group], seed=5)
+    for batched, single in zip(together, alone, strict=True):
+        assert len(batched.samples) == 2
+        assert [s.text for s in batched.samples] == [s.text for s in single.samples]
+    assert together[0].samples[0].text != together[1].samples[0].text
 
 
 def _rewards_are_the_verifiers(runs: Path) -> list[float]:
