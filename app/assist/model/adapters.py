@@ -126,12 +126,37 @@ def resolve_adapter(model_folder: Path, requested: str | None) -> str | None:
     return None if requested == NONE else requested
 
 
+def _same_files(installed: Path, shipped: Path) -> bool:
+    """Whether the two adapter folders' manifests record the same files (an unreadable one
+    counts as different)."""
+    try:
+        return bool(read_manifest(installed)["files"] == read_manifest(shipped)["files"])
+    except (ModelRefused, OSError, KeyError, TypeError, ValueError):
+        return False
+
+
+def _keep_aside(folder: Path) -> Path:
+    """Rename an installed adapter to <name>-<the date its manifest was written>, or a free
+    variant of that name: a newer shipped adapter takes its place, and nothing is lost."""
+    try:
+        created = str(read_manifest(folder).get("created", ""))[:10].replace("-", "")
+    except (ModelRefused, OSError, ValueError):
+        created = ""
+    stem = f"{folder.name}-{created or 'previous'}"
+    target, number = folder.with_name(stem), 2
+    while target.exists():
+        target, number = folder.with_name(f"{stem}-{number}"), number + 1
+    os.replace(folder, target)
+    return target
+
+
 def install_shipped(model_folder: Path, force: bool = False,
                     shipped_for: str | None = None) -> list[str]:
     """Copy the adapters shipped for this model (resources/adapters/<shipped_for, by default the
     model folder's name>/) into its adapters/ folder, each checked against its own manifest
-    before it is moved into place; an adapter already there stays unless `force`. The names
-    installed."""
+    before it is moved into place. An adapter already there stays when it is the one shipped;
+    one that differs (an earlier release's) is kept beside it as <name>-<its date>, so that it
+    can still be chosen, unless `force`. The names installed."""
     source_root = RESOURCES / ADAPTERS_DIR / (shipped_for or model_folder.name)
     sources = sorted(p for p in source_root.iterdir() if p.is_dir()) if source_root.is_dir() \
         else []
@@ -139,7 +164,9 @@ def install_shipped(model_folder: Path, force: bool = False,
     for source in sources:
         target = adapters_root(model_folder) / check_name(source.name)
         if target.is_dir() and not force:
-            continue
+            if _same_files(target, source):
+                continue
+            _keep_aside(target)
         staging = adapters_root(model_folder) / f".{source.name}.staging"
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(source, staging)

@@ -17,6 +17,8 @@ from app.assist.model.adapters import (
     WEIGHTS_NAME,
     adapter_folder,
     check_adapter,
+    install_shipped,
+    list_adapters,
     seal,
 )
 from app.assist.model.manifest import verify_manifest, write_manifest
@@ -124,3 +126,29 @@ def test_auto_quantization_follows_the_adapters_card(default_folder: Path) -> No
     assert ModelSession(default_folder).quantization_asked() == "auto"
     assert ModelSession(default_folder, adapter="default",
                         quantization="none").quantization_asked() == "none"
+
+
+def test_a_new_shipped_adapter_replaces_an_earlier_release_which_stays_choosable(
+        tiny_model: Callable[[str], Path]) -> None:
+    """make model after a release with a new default adapter: the installed default, whose
+    files differ from the shipped one, is kept as default-<its date> and the shipped one takes
+    the name; run again, nothing changes; an installed copy equal to the shipped one stays."""
+    from app.base.paths import RESOURCES
+
+    model = tiny_model("smollm2-135m-instruct")
+    write_manifest(model)
+    earlier = make_adapter(model, "default")
+    manifest = json.loads((earlier / "manifest.json").read_text())
+    manifest["created"] = "2026-12-01T02:11:10Z"
+    (earlier / "manifest.json").write_text(json.dumps(manifest))
+    earlier_weights = (earlier / WEIGHTS_NAME).read_bytes()
+
+    assert install_shipped(model) == ["default"]
+    shipped = RESOURCES / "adapters" / "smollm2-135m-instruct" / "default"
+    assert (adapter_folder(model, "default") / WEIGHTS_NAME).read_bytes() == \
+        (shipped / WEIGHTS_NAME).read_bytes()
+    kept = adapter_folder(model, "default-20261201")
+    assert (kept / WEIGHTS_NAME).read_bytes() == earlier_weights
+    check_adapter(model, "default-20261201")
+    assert install_shipped(model) == []
+    assert sorted(a.name for a in list_adapters(model)) == ["default", "default-20261201"]
