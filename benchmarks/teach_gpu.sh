@@ -45,7 +45,7 @@
 #   make teach-default        (bash benchmarks/teach_gpu.sh all; the new adapter is named
 #                              default-<date>: the shipped one keeps its name)
 #
-# What comes back under $OUT: the data's summaries and train.jsonl, both evals as JSON, the
+# What comes back under $OUT: the data's summaries and the GPU's examples (gpu-data.jsonl), both evals as JSON, the
 # training log, the judgement and (when kept) the adapter folder.
 set -euo pipefail
 source "$(dirname "$0")/eval_gpu.sh"
@@ -72,6 +72,7 @@ data() {
     # off after DATA_SECONDS (Ctrl+C keeps what passed).
     local out=${OUT:-/tmp/ks-out}
     mkdir -p "$out" "$TEACH"
+    rm -rf "$TEACH"/d[0-9]*  # a later run starts afresh (teach data goes on in a folder it wrote)
     local pids=()
     for index in $(seq 1 "$PROCESSES"); do
         local extra=(--no-templates)
@@ -82,7 +83,7 @@ data() {
         pids+=($!)
     done
     wait "${pids[@]}" || true
-    cat "$TEACH"/d*/train.jsonl >> "$TEACH/train.jsonl"
+    cat "$TEACH"/d*/train.jsonl > "$TEACH/gpu-data.jsonl"
     for index in $(seq 1 "$PROCESSES"); do tail -n 2 "$TEACH/d$index.log"; done > "$out/data.log"
     python3 - "$TEACH" <<'EOF' | tee "$out/data_summary.txt"
 import collections, json, pathlib, sys
@@ -97,8 +98,8 @@ print({k: sum(s.get(k, 0) for s in summaries) for k in keys})
 print(dict(sorted(total.items())))
 print("refusals:", sorted({r.split(": ", 1)[1] for s in summaries for r in s["refusals"]}))
 EOF
-    cp "$TEACH/train.jsonl" "$out/"
-    sha256sum "$TEACH/train.jsonl" | tee -a "$out/data_summary.txt"
+    cp "$TEACH/gpu-data.jsonl" "$out/"
+    sha256sum "$TEACH/gpu-data.jsonl" | tee -a "$out/data_summary.txt"
 }
 
 kit_env() {
@@ -131,8 +132,9 @@ train() {
     cp "$TEACH/before.json" "$out/"
     tail -n 4 "$out/before.log"
     [ -z "$data_pid" ] || { wait "$data_pid" || true; tail -n 4 "$out/data-beside.log"; }
-    # Examples verified on the development machine may come with this call too (plain or
-    # gzipped), added to the data step's.
+    # The data step's examples, and those verified on the development machine that came
+    # with this call (plain or gzipped).
+    cat "$TEACH/gpu-data.jsonl" > "$TEACH/train.jsonl" 2>/dev/null || : > "$TEACH/train.jsonl"
     cat "$STAGE"/b/local-*.jsonl >> "$TEACH/train.jsonl" 2>/dev/null || true
     zcat "$STAGE"/b/local-*.jsonl.gz >> "$TEACH/train.jsonl" 2>/dev/null || true
     sha256sum "$TEACH/train.jsonl" | tee "$out/train-data.sha256"
@@ -273,7 +275,8 @@ case "${1:-}" in
     checks) checks ;;
     train) train ;;
     judge) judge_adapter ;;
-    kernelbench) setup > /tmp/ks-setup.log 2>&1 && kernelbench ;;
+    kernelbench) setup > /tmp/ks-setup.log 2>&1 || { tail -n 30 /tmp/ks-setup.log; exit 3; }
+                 kernelbench ;;
     rl) rl ;;
     *) echo "usage: bash benchmarks/teach_gpu.sh all | data | checks | train | judge | kernelbench | rl" >&2
        exit 2 ;;
