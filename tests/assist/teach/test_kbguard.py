@@ -126,7 +126,7 @@ def test_distinct_tasks_are_kept(description: str, guard: Guard) -> None:
 def test_a_distinct_task_in_the_pytorch_register_is_kept_and_verifies(tmp_path: Path,
                                                                       guard: Guard) -> None:
     rng = random.Random(0)
-    candidate = next(c for c in (shaped_map(rng, f"k{n}") for n in range(400))
+    candidate = next(c for c in (shaped_map(rng, f"k{n}") for n in range(2000))
                      if c.extra["traits"]["register"] == "pytorch" and "relu" in c.description)
     summary = build(tmp_path, 1, iter([candidate]), guard, lambda _line: None)
     assert (summary.written, summary.refused_kernelbench) == (1, 0), summary.dropped
