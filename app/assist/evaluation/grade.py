@@ -204,7 +204,8 @@ def outcome(task: Task, chains: list[Chain]) -> TaskOutcome:
         sum(a.new_tokens for a in attempts), sum(a.prompt_tokens for a in attempts),
         sum(a.generate_s for a in attempts), sum(a.verify_s for a in attempts),
         sum(1 for c in chains if not _decided(c)), sum(1 for a in attempts if a.status == NO_CODE),
-        tuple(round(s, 4) for c in decided if (s := c.speedup) is not None))
+        tuple(round(s, 4) for c in decided if (s := c.speedup) is not None),
+        sum(a.redraws for a in attempts))
 
 
 def _outcomes(settings: EvalSettings, chains: list[Chain]) -> dict[str, list[TaskOutcome]]:

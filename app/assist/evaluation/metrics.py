@@ -52,6 +52,8 @@ class TaskOutcome:
     # With speed rounds: per chain that passed and was timed, its kept kernel's speedup over
     # its first passing one
     speedups: tuple[float, ...] = ()
+    # Answers asked again because they repeated a kernel their chain had tried (not attempts)
+    redraws: int = 0
 
     def pass_at(self, k: int) -> float:
         """pass@k of this task (k capped at the chains that ran)."""
@@ -69,7 +71,7 @@ def _rounded_times(outcome: TaskOutcome) -> dict[str, Any]:
 
 
 # Speedups are written only where speed rounds ran: other results keep the lines they had.
-codec.shape(TaskOutcome, _rounded_times, omit_empty=("speedups",))
+codec.shape(TaskOutcome, _rounded_times, omit_empty=("speedups", "redraws"))
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -99,9 +101,10 @@ class Summary:
     # passing ones, and how many chains it covers
     speedup: float | None = None
     timed_chains: int = 0
+    redraws: int = 0
 
 
-codec.shape(Summary, omit_empty=("speedup", "timed_chains"))
+codec.shape(Summary, omit_empty=("speedup", "timed_chains", "redraws"))
 
 
 def _group(outcomes: list[TaskOutcome], key: Callable[[TaskOutcome], Any],
@@ -132,7 +135,8 @@ def summarize(outcomes: list[TaskOutcome], k: int) -> Summary:
         by_level=_group(decided, lambda o: o.level, k),
         by_dtype=_group(decided, lambda o: o.dtype, k),
         speedup=_geomean(s for o in outcomes for s in o.speedups),
-        timed_chains=sum(len(o.speedups) for o in outcomes))
+        timed_chains=sum(len(o.speedups) for o in outcomes),
+        redraws=sum(o.redraws for o in outcomes))
 
 
 def _geomean(values: Iterable[float]) -> float | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -36,6 +37,8 @@ NOT_VERIFIED = AttemptOutcome.NOT_VERIFIED
 MAX_DIAGNOSTICS = 6
 MAX_FINDINGS = 2
 ATTEMPT_FILE = "attempt.json"
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_SPACE = re.compile(r"\s+")
 
 
 def prompt_hash(messages: list[Message]) -> str:
@@ -52,6 +55,12 @@ def save_prompt(run_dir: Path, messages: list[Message]) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, json.dumps(messages, indent=1, ensure_ascii=False) + "\n")
     return digest
+
+
+def kernel_key(code: str) -> str:
+    """A kernel's text without comments and with runs of spaces made one: two answers with the
+    same key are the same kernel, whatever their comments and layout."""
+    return _SPACE.sub(" ", _COMMENT.sub(" ", code)).strip()
 
 
 def _source_line(source: str, line: int) -> str:
@@ -132,6 +141,8 @@ class Attempt:
     # A passing kernel's time on the GPU (ms a launch) when speed rounds timed it, and its words
     time_ms: float | None = None
     timing: str = ""
+    # Answers of this round that repeated a kernel the chain had tried, and were asked again
+    redraws: int = 0
 
     @property
     def passed(self) -> bool:

@@ -36,6 +36,7 @@ from app.assist.refine.attempts import (
     STOPPED,
     Attempt,
     diagnostics_feedback,
+    kernel_key,
     save_prompt,
     verdict_feedback,
 )
@@ -50,6 +51,13 @@ ROUND_SEED_STEP = 7919
 # A compact-style chain's later rounds sample a little cooler than independent chains do: the
 # first round's greedy answer failed, and a nearby one is the likeliest to pass.
 COMPACT_RETRY_TEMPERATURE = 0.6
+# A round whose kernel the chain already tried is asked again instead of verified again, up to
+# this many times, each hotter than the last: at a low temperature a small model given the same
+# prompt writes the same kernel, and a repeat spends a round on a verdict already known.
+MAX_REDRAWS = 3
+REDRAW_TEMPERATURE_STEP = 0.2
+MAX_REDRAW_TEMPERATURE = 1.2
+REDRAW_SEED_STEP = 104729
 MAX_GATHER_S = 120.0
 # Failures whose verdict the model can act on; anything else ends the chain.
 REFINABLE = FAILING - {Status.SANITIZER}
@@ -98,6 +106,10 @@ class Chain:
     # many rounds asked for a faster kernel.
     best: Attempt | None = None
     speed_tries: int = 0
+    # The kernels the chain's attempts wrote (kernel_key), and how many answers of the round in
+    # progress repeated one of them
+    tried: set[str] = field(default_factory=set)
+    redraws: int = 0
 
     @property
     def passed(self) -> bool:
@@ -254,7 +266,10 @@ def _answer_text(attempt: Attempt) -> str:
 def _options(chain: Chain, round_number: int) -> GenerationOptions:
     """The chain's sampling, with a seed of its own for this round. A compact-style chain
     samples after its first round: its prompt does not change, so greedy would repeat itself.
-    Its other settings (top_p, the repetition penalty a batch shares) stay the chain's."""
+    An answer asked again because it repeated a kernel samples hotter (_redraw_options). Other
+    settings (top_p, the repetition penalty a batch shares) stay the chain's."""
+    if chain.redraws:
+        return _redraw_options(chain, round_number)
     if chain.options.temperature <= 0 and compact.is_compact(chain.job.style) \
             and round_number > 1:
         return replace(chain.options, temperature=COMPACT_RETRY_TEMPERATURE,
@@ -262,6 +277,16 @@ def _options(chain: Chain, round_number: int) -> GenerationOptions:
     if chain.options.temperature <= 0:
         return chain.options
     return replace(chain.options, seed=chain.seed + ROUND_SEED_STEP * (round_number - 1))
+
+
+def _redraw_options(chain: Chain, round_number: int) -> GenerationOptions:
+    """The sampling of a round's answer asked again after `chain.redraws` repeats: at least the
+    compact retry's temperature, a step hotter for each repeat, with a seed of its own."""
+    start = max(chain.options.temperature, COMPACT_RETRY_TEMPERATURE)
+    temperature = min(start + REDRAW_TEMPERATURE_STEP * (chain.redraws - 1),
+                      MAX_REDRAW_TEMPERATURE)
+    seed = chain.seed + ROUND_SEED_STEP * (round_number - 1) + REDRAW_SEED_STEP * chain.redraws
+    return replace(chain.options, temperature=temperature, seed=seed)
 
 
 def _wrote_nothing(answer: Answer, prefix: str) -> bool:
@@ -349,7 +374,22 @@ class RefineLoop:
                           max((a.new_tokens for a in result.answers), default=0))
         for chain, prompt, request, answer in zip(batch, prompts, requests, result.answers,
                                                   strict=True):
-            self._attempt(chain, prompt, request, answer, len(batch), ready)
+            if not self._redrawn(chain, request, answer, ready):
+                self._attempt(chain, prompt, request, answer, len(batch), ready)
+
+    def _redrawn(self, chain: Chain, request: Request, answer: Answer,
+                 ready: deque[Chain]) -> bool:
+        """Whether the answer repeats a kernel the chain tried and the chain was queued to be
+        asked again (at most MAX_REDRAWS times a round; then the repeat is verified as any
+        kernel is, and its verdict counts)."""
+        if answer.stopped or _wrote_nothing(answer, request.prefix) or \
+                chain.redraws >= MAX_REDRAWS or self.stop.is_set():
+            return False
+        if kernel_key(answer.parsed.code or answer.text) not in chain.tried:
+            return False
+        chain.redraws += 1
+        ready.append(chain)
+        return True
 
     def _new_attempt(self, chain: Chain, prompt: Prompt, request: Request,
                      answer: Answer, size: int) -> Attempt:
@@ -364,6 +404,9 @@ class RefineLoop:
                           else [], cuts=[str(c) for c in prompt.budget.cuts])
         attempt.record_answer(answer, size)
         attempt.generate_s = answer.seconds / max(size, 1)  # the batch's time, shared out
+        attempt.redraws, chain.redraws = chain.redraws, 0
+        if not answer.stopped:
+            chain.tried.add(kernel_key(answer.parsed.code or answer.text))
         chain.attempts.append(attempt)
         return attempt
 

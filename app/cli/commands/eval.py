@@ -242,6 +242,9 @@ def text_report(result: EvalResult) -> str:
             lines.append(f"  kept the fastest that passed: {summary.speedup:.2f}x the first "
                          f"passing kernel (geometric mean over {summary.timed_chains} timed "
                          "chains)")
+        if summary.redraws:
+            lines.append(f"  {summary.redraws} answers repeated a kernel their chain had tried "
+                         "and were asked again, hotter (not verified, not counted as rounds)")
     lines += [f"lift of {x.treatment} over {x.control} (pass@1): {x.describe()}"
               for x in result.lifts]
     lines += [f"note: {n}" for n in result.notes]

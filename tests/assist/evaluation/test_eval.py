@@ -29,7 +29,9 @@ from app.assist.evaluation.metrics import (
     summarize,
 )
 from app.assist.tasks.suite import TASKS_DIR, TaskError, load_suite, load_task
-from tests.assist.scripted import SPINS, ScriptedModel, learner, right
+from app.assist.model.batch import Request
+from app.cli.commands.eval import text_report
+from tests.assist.scripted import ADDS, SPINS, SUBTRACTS, ScriptedModel, learner, right
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -99,6 +101,22 @@ def test_an_evaluation_measures_pass_rates_rounds_and_compile_errors(tmp_path: P
     (item,) = result.lifts
     assert item.mean == 0.0 and item.tasks == 1
     assert not result.stopped and not result.broken
+
+
+def test_answers_that_repeat_a_tried_kernel_are_counted_and_told_not_taken_for_rounds(
+        tmp_path: Path) -> None:
+    """At the run's temperature each chain writes the wrong kernel, and again in its second
+    round; asked again hotter, the right one: two rounds a chain, and the repeats counted in
+    the summary and told in the text report."""
+    def writer(request: Request) -> str:
+        return SUBTRACTS if request.options.temperature < 0.5 else ADDS
+
+    settings = _settings(tmp_path, ["add_f32"], temperature=0.3, rounds=3)
+    result = Evaluation(ScriptedModel(writer), settings).run()
+    summary = result.summaries()["skills-off+examples-off"]
+    assert summary["pass_at_1"] == 1.0 and summary["rounds_to_pass"] == 2.0
+    assert summary["redraws"] == 2 and summary["attempts"] == 4
+    assert "2 answers repeated a kernel their chain had tried" in text_report(result)
 
 
 def test_a_broken_task_is_skipped_with_its_reason_and_the_rest_is_measured(

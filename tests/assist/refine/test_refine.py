@@ -14,11 +14,11 @@ from app.assist.model.batch import BatchModel, KernelEnd, Request, open_braces
 from app.assist.model.session import GenerationOptions
 from app.assist.prompting.candidates import answer_prefix
 from app.assist.refine.attempts import NO_CODE, load_attempt
-from app.assist.refine.loop import Chain, Job, LoopSettings, RefineLoop
+from app.assist.refine.loop import MAX_REDRAWS, Chain, Job, LoopSettings, RefineLoop
 from app.assist.refine.verifypool import VerifyPool
 from app.assist.tasks.suite import TASKS_DIR, load_task
 from app.engine.verify.runs import VerifyOptions
-from tests.assist.scripted import ADDS, SPINS, ScriptedModel, action_of, learner
+from tests.assist.scripted import ADDS, SPINS, SUBTRACTS, ScriptedModel, action_of, learner
 
 ADD = TASKS_DIR / "add_f32" / "add_f32.toml"
 
@@ -154,3 +154,31 @@ def test_a_source_refused_before_the_compiler_goes_back_as_its_message(tmp_path:
     assert [a.status for a in chain.attempts] == ["compile_error", "passed"]
     fix_compile = model.calls[1][0].messages[-1]["content"]
     assert action_of(model.calls[1][0]) == "fix_compile" and "compiler: error:" in fix_compile
+
+
+def test_a_round_that_repeats_a_tried_kernel_is_asked_again_hotter_not_verified_again(
+        tmp_path: Path) -> None:
+    """A wrong kernel, then the same kernel twice more in other comments and layout, then the
+    right one: the repeats are not verified (no attempt of their own), each is asked again with
+    a higher temperature and a seed of its own, and the round that passes says how many there
+    were."""
+    answers = iter([SUBTRACTS, "    // again\n" + SUBTRACTS.replace("    ", "  "),
+                    SUBTRACTS + "// the same\n", ADDS])
+    model = ScriptedModel(lambda _request: next(answers))
+    chain = _run(model, tmp_path, rounds=3)
+    assert [a.status for a in chain.attempts] == ["mismatch", "passed"]
+    assert [a.redraws for a in chain.attempts] == [0, 2]
+    options = [calls[0].options for calls in model.calls]
+    assert [o.temperature for o in options] == pytest.approx([0.0, 0.0, 0.6, 0.8])
+    assert len({o.seed for o in options[1:]}) == 3
+    assert sorted(p.name for p in (tmp_path / "run" / chain.job.name / "arm" / "chain-1")
+                  .iterdir()) == ["round-1", "round-2"]
+
+
+def test_a_kernel_repeated_past_the_redraws_is_verified_and_its_round_counts(
+        tmp_path: Path) -> None:
+    model = ScriptedModel(lambda _request: SUBTRACTS)
+    chain = _run(model, tmp_path, rounds=2)
+    assert [a.status for a in chain.attempts] == ["mismatch", "mismatch"]
+    assert chain.attempts[1].redraws == MAX_REDRAWS and chain.finished
+    assert len(model.calls) == 2 + MAX_REDRAWS

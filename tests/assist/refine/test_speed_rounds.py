@@ -35,7 +35,8 @@ TIMES = {name: ms for name, _right, ms in SCRIPT}
 
 
 class Writer:
-    """Writes the script's variants in turn, each marked by a comment the timer reads."""
+    """Writes the script's variants in turn, each marked by a macro the timer reads (in code, not
+    a comment: kernels that differ only in comments are one kernel to the loop)."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -43,7 +44,7 @@ class Writer:
     def __call__(self, request: Request) -> str:
         name, right, _ms = SCRIPT[min(self.calls, len(SCRIPT) - 1)]
         self.calls += 1
-        return f"    // variant: {name}\n" + (ADDS if right else SUBTRACTS)
+        return f"#define VARIANT_{name}\n" + (ADDS if right else SUBTRACTS)
 
 
 class TableTimer:
@@ -53,7 +54,7 @@ class TableTimer:
         self.timed: list[str] = []
 
     def __call__(self, spec_path: Path, trusted: bool | None) -> Timing:
-        found = re.search(r"// variant: (\w+)", (spec_path.parent / "add_f32.cu").read_text())
+        found = re.search(r"#define VARIANT_(\w+)", (spec_path.parent / "add_f32.cu").read_text())
         assert found is not None
         self.timed.append(found.group(1))
         ms = TIMES[found.group(1)]
@@ -86,11 +87,11 @@ def test_speed_rounds_keep_the_fastest_kernel_that_passed(tmp_path: Path) -> Non
 
     prompts = [calls[0].messages[-1]["content"] for calls in model.calls]
     assert all(p.startswith("Make the kernel below faster") for p in prompts[1:])
-    assert "it took 30.0 us a launch" in prompts[1] and "// variant: slow" in prompts[1]
+    assert "it took 30.0 us a launch" in prompts[1] and "#define VARIANT_slow" in prompts[1]
     assert "took 10.0 us (round 2; the first took 30.0 us)" in prompts[2]
-    assert "// variant: fast" in prompts[2]
+    assert "#define VARIANT_fast" in prompts[2]
     # After a faster kernel that failed, the kept one is shown again, and why.
-    assert "(round 3) did not pass (mismatch)" in prompts[3] and "// variant: fast" in prompts[3]
+    assert "(round 3) did not pass (mismatch)" in prompts[3] and "#define VARIANT_fast" in prompts[3]
 
     # KernelBench's sample 0 is the chain's kept kernel.
     spec = first_chain_kernel(tmp_path / "run", load_task(ADD), "arm")
