@@ -28,8 +28,8 @@ from app.assist.evaluation.metrics import (
     pass_at_k,
     summarize,
 )
-from app.assist.tasks.suite import TASKS_DIR, TaskError, load_suite, load_task
 from app.assist.model.batch import Request
+from app.assist.tasks.suite import TASKS_DIR, TaskError, load_suite, load_task
 from app.cli.commands.eval import text_report
 from tests.assist.scripted import ADDS, SPINS, SUBTRACTS, ScriptedModel, learner, right
 
