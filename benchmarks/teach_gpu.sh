@@ -17,7 +17,9 @@
 #   call 2b: carry [".gpu-eval/a2"]  bash benchmarks/eval_gpu.sh receive
 #   call 3:  carry [".gpu-eval/b"]   (the last part; with ".kb-tasks" for call 4)
 #            bash benchmarks/teach_gpu.sh train
-#            (DATA_BESIDE=1: call 1's data step runs here beside the base model's eval)
+#            (DATA_BESIDE=1: call 1's data step runs here beside the base model's eval;
+#            a before.json in .gpu-eval/b, the base model's eval from an earlier call with the
+#            same EVAL_ARGS, is used instead of running that eval again)
 #   call 4:  no carry (KB_TASKS: folders made by `import kernelbench`, carried in call 3)
 #            [KB_TASKS=DIR] bash benchmarks/teach_gpu.sh judge
 #            with KB_TASKS, the judge goes on to `kernelbench`: the new adapter and the shipped
@@ -129,8 +131,15 @@ train() {
         data > "$out/data-beside.log" 2>&1 &
         data_pid=$!
     fi
-    python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --adapter none --out "$TEACH/before-run" \
-        --json > "$TEACH/before.json" 2> "$out/before.log" || true
+    if [ -f "$STAGE/b/before.json" ]; then
+        # The base model's eval from an earlier call with these EVAL_ARGS, brought with part b:
+        # the base model has not changed, and its eval takes 260 s of device time.
+        cp "$STAGE/b/before.json" "$TEACH/before.json"
+        echo "the base model's eval: brought with part b (not run again)" > "$out/before.log"
+    else
+        python3 -m app eval "${EVAL_ARGS[@]}" --model "$MODEL" --adapter none \
+            --out "$TEACH/before-run" --json > "$TEACH/before.json" 2> "$out/before.log" || true
+    fi
     cp "$TEACH/before.json" "$out/"
     tail -n 4 "$out/before.log"
     [ -z "$data_pid" ] || { wait "$data_pid" || true; tail -n 4 "$out/data-beside.log"; }
