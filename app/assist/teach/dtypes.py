@@ -32,7 +32,14 @@ FLOATS = ("float32", "float16", "bfloat16")
 # bfloat16), so inputs are widened to float64 (or int64) before any arithmetic.
 REF_HEADER = '''"""Reference for the generated kernel {name}."""
 
+import math
+
 import numpy as np
+
+
+def erf(a):
+    """The error function element by element, in float64 (NumPy has none of its own)."""
+    return np.vectorize(math.erf, otypes=[np.float64])(a)
 
 
 def widen(a):

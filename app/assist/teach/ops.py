@@ -65,6 +65,11 @@ FLOAT_OPS = (
        ("torch.nn.functional.gelu({a}, approximate='tanh')",),
        "0.5 * {a} * (1 + tanh(sqrt(2 / pi) * ({a} + 0.044715 * {a}^3)))",
        "GELU of {a}, tanh approximation", kernelbench=True),
+    # Exact GELU: erff in CUDA, the reference header's erf (math.erf per element) in NumPy.
+    Op("gelu", 1, "0.5f * {a} * (1.0f + erff({a} * 0.70710678118654752f))",
+       "0.5 * {a} * (1.0 + erf({a} * 0.7071067811865476))",
+       ("torch.nn.functional.gelu({a})",), "0.5 * {a} * (1 + erf({a} / sqrt(2)))",
+       "GELU of {a} (the exact form, with erf)", kernelbench=True),
     Op("selu", 1,
        "1.0507009873554805f * ({a} > 0.0f ? {a} : 1.6732632423543772f * expm1f({a}))",
        "1.0507009873554805 * np.where({a} > 0, {a}, 1.6732632423543772 * np.expm1({a}))",

@@ -246,7 +246,7 @@ def _candidate(rng: random.Random, tag: str, pitched: bool) -> Candidate:
     names = [a.name for a in sizes]
     cases = [dict(zip(names, values, strict=True))
              for values in _cases(rng, len(told.dims), pitched)]
-    traits = {"register": register, "shape": rank, "dtype": told.src,
+    traits = {"register": register, "op": told.op.tag, "shape": rank, "dtype": told.src,
               "out_dtype": told.dst, "capped": told.capped, "scalar": told.scalar is not None,
               "constant": told.constant is not None,
               "spelled": told.spelled, "launch": "rows" if len(told.grid) > 1 else "flat"}

@@ -82,6 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--seed", type=int, default=0, help="the generator's seed (default 0)")
     data.add_argument("--family", action="append", choices=sorted(FAMILIES), default=None,
                       help="generate only these families (repeat the option; default all)")
+    data.add_argument("--op", action="append", default=None, metavar="TAG",
+                      help="generate only shaped and strided maps of this operation (repeat "
+                           "the option), e.g. gelu, silu, relu; an unknown tag lists them all")
     data.add_argument("--no-templates", action="store_true", help="leave the templates out")
     data.add_argument("--no-allowed", action="store_true",
                       help="leave out the folders allowed with teach allow (used by default "
@@ -268,7 +271,7 @@ def _sources(args: argparse.Namespace) -> list[Source]:
     if not args.no_proposals:
         chosen.append(proposal_candidates())
     if not args.no_generated:
-        chosen.append(iter(candidates(args.seed, args.family)))
+        chosen.append(iter(candidates(args.seed, args.family, args.op)))
     return chosen
 
 
@@ -282,7 +285,7 @@ def _data(args: argparse.Namespace) -> int:
         sources = _sources(args)
     except TaskError as error:
         return broken_suite("teach data", error)
-    except SourcesError as error:
+    except (SourcesError, ValueError) as error:
         print(f"kernel-studio teach data: {error}", file=sys.stderr)
         return 2
     out = args.out or data_dir() / "teach" / "data"

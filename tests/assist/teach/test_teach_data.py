@@ -143,3 +143,18 @@ def test_a_full_disk_ends_with_a_message_and_whole_lines(tmp_path: Path) -> None
     assert not [name for name in left if name.startswith("teach-")], "a work folder was left"
     if keep.exists():  # what was written is whole lines
         assert all(json.loads(line) for line in keep.read_text().splitlines())
+
+
+def test_op_keeps_to_the_named_operations_and_an_unknown_one_is_refused_with_the_list(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    drawn = [c for _n, c in zip(range(12), candidates(3, None, ["gelu", "selu"]), strict=False)]
+    assert {c.extra["traits"]["op"] for c in drawn} == {"gelu", "selu"}
+    assert {c.family for c in drawn} == {"shaped_map", "strided_map"}
+    assert all("erff(" in c.kernel for c in drawn if c.extra["traits"]["op"] == "gelu")
+    assert main(["teach", "data", "--op", "gelux", "--out", str(tmp_path)]) == 2
+    said = capsys.readouterr().err
+    assert "no operation gelux" in said and "gelu_tanh" in said
+    assert main(["teach", "data", "--op", "gelu", "--family", "formula",
+                 "--out", str(tmp_path)]) == 2
+    assert "--family names neither" in capsys.readouterr().err
+    assert not (tmp_path / DATA_NAME).exists()
