@@ -59,7 +59,7 @@ DATA_SECONDS=${DATA_SECONDS:-230}
 # Both evals alike (the judgement refuses runs that differ): every held-out task, 4 chains of
 # up to 2 rounds, sampled at 0.3, NF4 as the adapter was trained over.
 EVAL_ARGS=(--split heldout -k 4 --rounds 2 --skills on --examples off --temperature 0.3
-           --seed 0 --batch 64 --quantization nf4 --no-estimate --time-limit 260)
+           --seed 0 --batch 64 --quantization nf4 --no-estimate --time-limit "${HELDOUT_SECONDS:-260}")
 TRAIN_ARGS=(--device cuda --quantization nf4 --targets all --rank 16 --learning-rate 4e-4
             --batch 16 --max-tokens 1024 --checkpoint-every 100)
 MODEL=${MODEL:-/tmp/ks-models/smollm2-135m-instruct}
@@ -151,7 +151,7 @@ train() {
     sha256sum "$TEACH/train.jsonl" | tee "$out/train-data.sha256"
     local examples steps
     examples=$(wc -l < "$TEACH/train.jsonl")
-    steps=$(( (examples * ${EPOCHS:-3} + 15) / 16 ))
+    steps=${STEPS:-$(( (examples * ${EPOCHS:-3} + 15) / 16 ))}
     echo "$examples examples, $steps steps of 16"
     echo "$steps" > "$TEACH/steps"
     train_for "${TRAIN_SECONDS:-240}" "$out" ""
