@@ -201,6 +201,10 @@ def _arg(buffer: Buffer) -> list[str]:
                 f"dtype = {_toml(buffer.dtype)}", f"value = {_toml(buffer.init)}", ""]
     lines = ["[[arg]]", f"name = {_toml(buffer.name)}", f"kind = {_toml(buffer.kind)}",
              f"dtype = {_toml(buffer.dtype)}", f"shape = {_toml(list(buffer.shape))}"]
+    if buffer.widened:
+        lines += [f"# get_inputs draws {buffer.name} from [0, 1); the forward is finite on "
+                  "[-1, 1), so it is drawn there: a kernel must be right for negative values "
+                  "too (on [0, 1) the identity passes for an ELU)."]
     return lines + ([f"init = {_toml(buffer.init)}"] if buffer.init else []) + [""]
 
 

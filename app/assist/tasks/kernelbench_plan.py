@@ -51,6 +51,8 @@ class Buffer:
     init: str = ""
     key: str = ""
     zero_d: bool = False
+    # Drawn from [-1, 1) where get_inputs draws from [0, 1) (kernelbench_probe.signed_inputs)
+    widened: bool = False
 
 
 @dataclass
@@ -167,7 +169,8 @@ def plan(answer: dict[str, Any], sizes: Sizes, params: list[str], defaults: int 
     count = len(infos[0]["outputs"])
     names = ["out"] if count == 1 else [f"out{i}" for i in range(count)]
     taken = set(sizes.values) | set(names)
-    inputs = _inputs(infos, dims, params, answer["drawn"]["inputs"], defaults, taken)
+    inputs = _inputs(infos, dims, params, answer["drawn"]["inputs"], defaults, taken,
+                     set(answer["drawn"].get("widened", ())))
     weights, kept = _weights(infos, dims, answer["drawn"]["state"], taken)
     outputs = _outputs(infos, dims, names)
     scalars = dims.varying + [d for d in dims.derived if d not in dims.varying]
@@ -198,7 +201,8 @@ def _case(case: dict[str, int], dims: Dims, index: int) -> dict[str, int]:
 
 
 def _inputs(infos: list[dict[str, Any]], dims: Dims, params: list[str],
-            inits: list[str], defaults: int, taken: set[str]) -> list[Buffer]:
+            inits: list[str], defaults: int, taken: set[str],
+            widened: set[int]) -> list[Buffer]:
     """get_inputs' tensors as `in` buffers named as forward's parameters (a name the task
     uses already, or that no kernel parameter can have, gets a suffix: the reference passes
     them by position)."""
@@ -216,7 +220,7 @@ def _inputs(infos: list[dict[str, Any]], dims: Dims, params: list[str],
         dtype = _spec_dtype(torch_dtype, f"input {name}")
         init = inits[index] if torch_dtype != "bool" else "randint(0, 2)"
         found.append(Buffer(name, "in", dtype, torch_dtype, dims.shape(shapes, name), init,
-                            zero_d=not shapes[0]))
+                            zero_d=not shapes[0], widened=index in widened))
     return found
 
 

@@ -22,6 +22,8 @@ from typing import Any
 from app.assist.tasks.kernelbench_runtime import built_model, outputs_of, problem_module
 
 MESSAGE_CHARS = 300
+# The init of an input get_inputs draws from [0, 1) where the forward is finite on [-1, 1).
+SIGNED = "uniform(-1, 1)"
 # Uniform values span about 3.46 standard deviations; normal ones more, once there are a few.
 UNIFORM_SPAN = 4.2
 FACTORIES = {"rand": ("uniform", 0.0, 1.0), "randn": ("normal", 0.0, 1.0),
@@ -298,8 +300,36 @@ def traced(path: Path, case: dict[str, int]) -> dict[str, Any]:
     for key, value in model.state_dict().items():
         init, drawn = how_drawn(watch, value)
         state[key] = {"init": init, "drawn": drawn}
-    return {"inputs": [how_drawn(watch, value)[0] if isinstance(value, torch.Tensor) else ""
-                       for value in inputs], "state": state}
+    inits = [how_drawn(watch, value)[0] if isinstance(value, torch.Tensor) else ""
+             for value in inputs]
+    widened = signed_inputs(model, inputs, inits)
+    return {"inputs": [SIGNED if i in widened else init for i, init in enumerate(inits)],
+            "widened": widened, "state": state}
+
+
+def signed_inputs(model: Any, inputs: list[Any], inits: list[str]) -> list[int]:
+    """The inputs drawn from [0, 1) (torch.rand) that the verifier draws from [-1, 1) instead:
+    all of them when the forward gives finite outputs there, else none. On [0, 1) a kernel
+    that is wrong for negative values passes: ReLU's, or the identity, for an ELU."""
+    import torch
+
+    chosen = [i for i, init in enumerate(inits)
+              if init == "uniform" and inputs[i].dtype.is_floating_point]
+    if not chosen:
+        return []
+    trial = list(inputs)
+    draws = torch.Generator().manual_seed(1)
+    for index in chosen:
+        tensor = inputs[index]
+        trial[index] = torch.rand(tensor.shape, generator=draws, dtype=tensor.dtype) * 2 - 1
+    try:
+        with torch.no_grad():
+            outputs = outputs_of(model(*trial))
+    except Exception:  # noqa: BLE001 - a forward that refuses signed values keeps [0, 1)
+        return []
+    finite = all(bool(torch.isfinite(o).all()) for o in outputs
+                 if isinstance(o, torch.Tensor) and o.dtype.is_floating_point)
+    return chosen if finite else []
 
 
 def probe(path: Path, request: str) -> dict[str, Any]:

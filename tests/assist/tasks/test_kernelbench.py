@@ -226,3 +226,35 @@ def test_a_1d_task_has_a_case_larger_than_two_blocks(tmp_path: Path) -> None:
     assert "caught   first_block" in done.stdout, done.stdout + done.stderr
 
 
+
+
+def _elu_kernel(negative: str) -> str:
+    """An ELU kernel for SCALE_CLAMP's shapes whose negative branch is `negative`."""
+    return ('extern "C" __global__ void kb_elu_like(const float* __restrict__ x,\n'
+            '                                  float* __restrict__ out, int rows, int cols)\n'
+            "{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            f"    if (i < rows * cols) {{\n        float v = x[i];\n"
+            f"        out[i] = v > 0.0f ? v : {negative};\n    }}\n}}\n")
+
+
+def test_inputs_drawn_from_zero_to_one_are_verified_on_negative_values_where_forward_is_finite(
+        tmp_path: Path) -> None:
+    """torch.rand's [0, 1) inputs: an ELU whose negative branch is wrong passes there, so the
+    import draws them from [-1, 1) where the forward is finite, and says so; a forward that is
+    not finite there (a log) keeps [0, 1)."""
+    elu = SCALE_CLAMP.replace("x = torch.randn(rows, cols)", "x = torch.rand(rows, cols)")
+    elu = elu.replace("torch.clamp(x * self.scale, min=-1.0, max=1.0)",
+                      "torch.nn.functional.elu(x)")
+    spec_path = import_problem(_write(tmp_path, "elu_like", elu), tmp_path / "tasks")
+    text = spec_path.read_text()
+    assert 'init = "uniform(-1, 1)"' in text and "right for negative values" in text
+    kernel = spec_path.parent / "kb_elu_like.cu"
+    kernel.write_text(_elu_kernel("expm1f(v)"))
+    verdict = verify_file(spec_path, VerifyOptions(backend="cpu"))
+    assert verdict.passed, verdict.describe()
+    kernel.write_text(_elu_kernel("v"))  # the identity: right on [0, 1) only
+    assert verify_file(spec_path, VerifyOptions(backend="cpu")).status == "mismatch"
+
+    logged = elu.replace("torch.nn.functional.elu(x)", "torch.log(x)")
+    kept = import_problem(_write(tmp_path, "log_like", logged), tmp_path / "tasks").read_text()
+    assert 'init = "uniform"' in kept and "negative values" not in kept
