@@ -126,12 +126,16 @@ def resolve_adapter(model_folder: Path, requested: str | None) -> str | None:
     return None if requested == NONE else requested
 
 
-def _same_files(installed: Path, shipped: Path) -> bool:
-    """Whether the two adapter folders' manifests record the same files (an unreadable one
-    counts as different)."""
+def _same_files(installed: Path, shipped: Path, names: tuple[str, ...] | None = None) -> bool:
+    """Whether the two adapter folders' manifests record the same files (only those `names`,
+    when given; an unreadable manifest counts as different)."""
     try:
-        return bool(read_manifest(installed)["files"] == read_manifest(shipped)["files"])
-    except (ModelRefused, OSError, KeyError, TypeError, ValueError):
+        ours, theirs = read_manifest(installed)["files"], read_manifest(shipped)["files"]
+        if names is not None:
+            ours = {n: ours.get(n) for n in names}
+            theirs = {n: theirs.get(n) for n in names}
+        return bool(ours == theirs)
+    except (ModelRefused, OSError, KeyError, TypeError, ValueError, AttributeError):
         return False
 
 
@@ -154,9 +158,10 @@ def install_shipped(model_folder: Path, force: bool = False,
                     shipped_for: str | None = None) -> list[str]:
     """Copy the adapters shipped for this model (resources/adapters/<shipped_for, by default the
     model folder's name>/) into its adapters/ folder, each checked against its own manifest
-    before it is moved into place. An adapter already there stays when it is the one shipped;
-    one that differs (an earlier release's) is kept beside it as <name>-<its date>, so that it
-    can still be chosen, unless `force`. The names installed."""
+    before it is moved into place. An adapter already there stays when it is the one shipped,
+    and is replaced when only its card or README differ (the same weights); one whose weights
+    differ (an earlier release's) is kept beside it as <name>-<its date>, so that it can still
+    be chosen, unless `force`. The names installed."""
     source_root = RESOURCES / ADAPTERS_DIR / (shipped_for or model_folder.name)
     sources = sorted(p for p in source_root.iterdir() if p.is_dir()) if source_root.is_dir() \
         else []
@@ -166,7 +171,9 @@ def install_shipped(model_folder: Path, force: bool = False,
         if target.is_dir() and not force:
             if _same_files(target, source):
                 continue
-            _keep_aside(target)
+            # The same weights with a corrected card or README: the same adapter, replaced.
+            if not _same_files(target, source, (WEIGHTS_NAME, CONFIG_NAME)):
+                _keep_aside(target)
         staging = adapters_root(model_folder) / f".{source.name}.staging"
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(source, staging)

@@ -152,3 +152,24 @@ def test_a_new_shipped_adapter_replaces_an_earlier_release_which_stays_choosable
     check_adapter(model, "default-20261201")
     assert install_shipped(model) == []
     assert sorted(a.name for a in list_adapters(model)) == ["default", "default-20261201"]
+
+
+def test_a_shipped_adapter_whose_card_was_corrected_replaces_its_copy_without_keeping_it(
+        tiny_model: Callable[[str], Path]) -> None:
+    """The installed default differs from the shipped one in its card only (the same weights):
+    make model replaces it in place, and no default-<date> copy of the same weights appears."""
+    from app.base.paths import RESOURCES
+
+    model = tiny_model("smollm2-135m-instruct")
+    write_manifest(model)
+    assert install_shipped(model) == ["default"]
+    installed = adapter_folder(model, "default")
+    card = json.loads((installed / CARD_NAME).read_text())
+    card["note"] = "the card as an earlier release wrote it"
+    (installed / CARD_NAME).write_text(json.dumps(card))
+    seal(installed, json.loads((installed / "manifest.json").read_text())["source"], "default")
+    assert install_shipped(model) == ["default"]
+    shipped = RESOURCES / "adapters" / "smollm2-135m-instruct" / "default"
+    assert (installed / CARD_NAME).read_bytes() == (shipped / CARD_NAME).read_bytes()
+    assert [a.name for a in list_adapters(model)] == ["default"]
+    check_adapter(model, "default")
