@@ -48,7 +48,10 @@ def badge_html(info: dict[str, Any]) -> str:
              f"{html.escape(status.replace('_', ' '))}&nbsp;</span>")
     ms = info.get("time_ms")
     timed = f" {ms * 1000:.1f} us" if isinstance(ms, int | float) else ""  # speed rounds
-    return (f"{badge} chain {info.get('chain')}, round {info.get('round')}{timed} "
+    redraws = int(info.get("redraws") or 0)
+    # Answers that repeated a kernel the chain had tried were asked again, not verified.
+    again = f" (asked again {redraws}x: it repeated a tried kernel)" if redraws else ""
+    return (f"{badge} chain {info.get('chain')}, round {info.get('round')}{timed}{again} "
             f"<span style='color:gray'>{html.escape(message[:90])}</span>")
 
 

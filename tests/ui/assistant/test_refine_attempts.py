@@ -184,3 +184,9 @@ def test_an_attempt_timed_by_a_speed_round_shows_its_time() -> None:
     row = badge_html({"status": "passed", "chain": 1, "round": 2, "time_ms": 0.0123})
     assert "round 2 12.3 us" in row
     assert " us" not in badge_html({"status": "passed", "chain": 1, "round": 1})
+
+
+def test_a_round_asked_again_after_repeats_says_how_many_times() -> None:
+    row = badge_html({"status": "mismatch", "chain": 1, "round": 2, "redraws": 2})
+    assert "round 2 (asked again 2x: it repeated a tried kernel)" in row
+    assert "asked again" not in badge_html({"status": "mismatch", "chain": 1, "round": 1})
