@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# KernelBench's fast_p for kernels that passed elsewhere (an `eval --kernelbench` run on the CPU
+# backend, say), in one GPU call without the model: each kernel is verified again on the GPU
+# and timed against its problem's own forward, eager and under torch.compile, on the same
+# inputs (`kernel-studio bench --against-pytorch`).
+#
+#   here:  bash benchmarks/kb_passed_gpu.sh collect RUN_DIR [ARM]   # -> .kb-passed/
+#   call:  carry [".device-kit", ".kb-passed"]
+#          source .device-kit/setup.sh && bash benchmarks/kb_passed_gpu.sh time
+#
+# `time` writes one JSON per problem and summary.txt under $OUT (or ./kb-passed-out): the GPU's
+# verdict, the kernel's median, eager's and compile's, and the speedups with their intervals.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+KEPT="$ROOT/.kb-passed"
+
+collect() {
+    # Chain 1's first passing attempt of each task in RUN_DIR (KernelBench's sample 0).
+    local run=$1 arm=${2:-skills-on+examples-off}
+    rm -rf "$KEPT" && mkdir -p "$KEPT"
+    grep -qx '/.kb-passed/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.kb-passed/' >> "$ROOT/.git/info/exclude"
+    (cd "$ROOT" && .venv/bin/python - "$run" "$arm" "$KEPT") <<'EOF'
+import shutil, sys
+from pathlib import Path
+from app.assist.refine.attempts import load_attempt
+run, arm, kept = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+for task in sorted(p for p in run.iterdir() if (p / arm / "chain-1").is_dir()):
+    rounds = sorted((task / arm / "chain-1").glob("round-*"), key=lambda p: int(p.name[6:]))
+    passed = [r for r in rounds if (a := load_attempt(r)) is not None and a.passed]
+    if passed:
+        shutil.copytree(passed[0], kept / task.name)
+        print(f"{task.name}: {passed[0].name}")
+EOF
+    du -sh "$KEPT"
+}
+
+time_all() {
+    local out=${OUT:-$ROOT/kb-passed-out}
+    mkdir -p "$out"
+    for folder in "$KEPT"/*/; do
+        local name spec
+        name=$(basename "$folder")
+        spec="$folder$name.toml"
+        timeout 180 python3 -m app bench "$spec" --against-pytorch --json --budget-ms 1000 \
+            > "$out/$name.json" 2> "$out/$name.log" || echo "$name: bench exit $?" >> "$out/summary.txt"
+    done
+    python3 - "$out" <<'EOF' | tee -a "$out/summary.txt"
+import json, sys
+from pathlib import Path
+for path in sorted(Path(sys.argv[1]).glob("*.json")):
+    try:
+        data = json.loads(path.read_text())
+    except ValueError:
+        print(f"{path.stem}: no result (see {path.stem}.log)")
+        continue
+    bench = data.get("bench", {})
+    speeds = {s["baseline"]: s for s in data.get("speedups", [])}
+    said = ", ".join(f"{b} {s['speedup']:.2f}x [{s['low']:.2f}, {s['high']:.2f}]"
+                     for b, s in speeds.items() if s.get("speedup"))
+    print(f"{path.stem}: {bench.get('status')} {said or data.get('pytorch', {}).get('message', '')}")
+EOF
+}
+
+case "${1:-}" in
+    collect) shift; collect "$@" ;;
+    time) time_all ;;
+    *) echo "usage: bash benchmarks/kb_passed_gpu.sh collect RUN_DIR [ARM] | time" >&2; exit 2 ;;
+esac
