@@ -86,6 +86,9 @@ def table(attempts: list[Attempt]) -> str:
                     f"{a.generate_s + a.verify_s:>7.1f}  {a.folder}")
         if a.message:  # it may quote the model's text: no escape sequence reaches the terminal
             rows.append(f"{'':>13}{printable(a.message.splitlines()[0], 300)}")
+        if a.redraws:
+            rows.append(f"{'':>13}(asked again {a.redraws}x: the answer repeated a kernel this "
+                        "chain had tried)")
     return "\n".join(rows)
 
 

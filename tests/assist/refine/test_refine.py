@@ -17,6 +17,7 @@ from app.assist.refine.attempts import NO_CODE, load_attempt
 from app.assist.refine.loop import MAX_REDRAWS, Chain, Job, LoopSettings, RefineLoop
 from app.assist.refine.verifypool import VerifyPool
 from app.assist.tasks.suite import TASKS_DIR, load_task
+from app.cli.commands.propose import table
 from app.engine.verify.runs import VerifyOptions
 from tests.assist.scripted import ADDS, SPINS, SUBTRACTS, ScriptedModel, action_of, learner
 
@@ -173,6 +174,7 @@ def test_a_round_that_repeats_a_tried_kernel_is_asked_again_hotter_not_verified_
     assert len({o.seed for o in options[1:]}) == 3
     assert sorted(p.name for p in (tmp_path / "run" / chain.job.name / "arm" / "chain-1")
                   .iterdir()) == ["round-1", "round-2"]
+    assert "(asked again 2x: the answer repeated a kernel" in table(chain.attempts)
 
 
 def test_a_kernel_repeated_past_the_redraws_is_verified_and_its_round_counts(
