@@ -4,7 +4,7 @@
 # and timed against its problem's own forward, eager and under torch.compile, on the same
 # inputs (`kernel-studio bench --against-pytorch`).
 #
-#   here:  bash benchmarks/kb_passed_gpu.sh collect RUN_DIR [ARM]   # -> .kb-passed/
+#   here:  bash benchmarks/kb_passed_gpu.sh collect RUN_DIR TASKS_DIR [ARM]   # -> .kb-passed/
 #   call:  carry [".device-kit", ".kb-passed"]
 #          source .device-kit/setup.sh && bash benchmarks/kb_passed_gpu.sh time
 #
@@ -16,21 +16,25 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KEPT="$ROOT/.kb-passed"
 
 collect() {
-    # Chain 1's first passing attempt of each task in RUN_DIR (KernelBench's sample 0).
-    local run=$1 arm=${2:-skills-on+examples-off}
+    # Each task's KernelBench sample 0 in RUN_DIR (chain 1's kept kernel, as eval --kernelbench
+    # chooses it: kernelbench_timing.first_chain_kernel), for the tasks in TASKS_DIR.
+    [ $# -ge 2 ] && [ -d "$1" ] && [ -d "$2" ] || {
+        echo "collect needs the eval's run folder and the task folder it evaluated" >&2; exit 2; }
+    local run=$1 tasks=$2 arm=${3:-skills-on+examples-off}
     rm -rf "$KEPT" && mkdir -p "$KEPT"
     grep -qx '/.kb-passed/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.kb-passed/' >> "$ROOT/.git/info/exclude"
-    (cd "$ROOT" && .venv/bin/python - "$run" "$arm" "$KEPT") <<'EOF'
+    (cd "$ROOT" && .venv/bin/python - "$run" "$tasks" "$arm" "$KEPT") <<'EOF'
 import shutil, sys
 from pathlib import Path
-from app.assist.refine.attempts import load_attempt
-run, arm, kept = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
-for task in sorted(p for p in run.iterdir() if (p / arm / "chain-1").is_dir()):
-    rounds = sorted((task / arm / "chain-1").glob("round-*"), key=lambda p: int(p.name[6:]))
-    passed = [r for r in rounds if (a := load_attempt(r)) is not None and a.passed]
-    if passed:
-        shutil.copytree(passed[0], kept / task.name)
-        print(f"{task.name}: {passed[0].name}")
+from app.assist.evaluation.kernelbench_timing import first_chain_kernel
+from app.assist.tasks.suite import load_task
+run, tasks, arm, kept = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
+for spec in sorted(tasks.glob("*/*.toml")):
+    task = load_task(spec)
+    kernel = first_chain_kernel(run, task, arm)
+    if kernel is not None:
+        shutil.copytree(kernel.parent, kept / task.name)
+        print(f"{task.name}: {kernel.parent.name}")
 EOF
     du -sh "$KEPT"
 }
@@ -65,5 +69,5 @@ EOF
 case "${1:-}" in
     collect) shift; collect "$@" ;;
     time) time_all ;;
-    *) echo "usage: bash benchmarks/kb_passed_gpu.sh collect RUN_DIR [ARM] | time" >&2; exit 2 ;;
+    *) echo "usage: bash benchmarks/kb_passed_gpu.sh collect RUN_DIR TASKS_DIR [ARM] | time" >&2; exit 2 ;;
 esac
