@@ -12,6 +12,7 @@ import re
 
 from app.assist.model.adapters import CARD_KEY as CARD_KEY
 from app.assist.prompting.candidates import answer_prefix
+from app.assist.prompting.glossary import hints
 from app.spec.model import Spec
 
 STYLE = "compact-v1"
@@ -48,7 +49,8 @@ def is_compact(style: str) -> bool:
 
 def messages(description: str, spec_text: str) -> list[dict[str, str]]:
     """The compact propose prompt as chat messages (no system turn: the model's own default)."""
-    ask = ASK.format(description=description.strip(), spec=spec_core(spec_text))
+    told = "\n".join([description.strip(), *hints(description)])
+    ask = ASK.format(description=told, spec=spec_core(spec_text))
     return [{"role": "user", "content": ask}]
 
 
