@@ -46,7 +46,7 @@ time_all() {
         local name spec
         name=$(basename "$folder")
         spec="$folder$name.toml"
-        timeout 180 python3 -m app bench "$spec" --against-pytorch --json --budget-ms 1000 \
+        timeout "${BENCH_SECONDS:-180}" python3 -m app bench "$spec" --against-pytorch ${NO_COMPILE:+--no-compile} --json --budget-ms 1000 \
             > "$out/$name.json" 2> "$out/$name.log" || echo "$name: bench exit $?" >> "$out/summary.txt"
     done
     python3 - "$out" <<'EOF' | tee -a "$out/summary.txt"

@@ -26,6 +26,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,8 +56,11 @@ NAMESPACE_FLAGS = ((*COMMON_FLAGS, "--unshare-user", "--disable-userns"),
 MIB = 1 << 20
 GIB = 1 << 30
 # Every folder handed to a sandbox as writable in this process: no Python we start may import
-# from one (python_environment), whatever PYTHONPATH says.
+# from one (python_environment), whatever PYTHONPATH says. Verification threads (an eval's
+# pool) make sandboxes while others start Python: the lock keeps a reader from seeing the set
+# change under it (which failed whole verifications with "Set changed size during iteration").
 _WRITABLE: set[Path] = set()
+_WRITABLE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -225,9 +229,11 @@ def python_environment(env: Mapping[str, str], root: Path) -> dict[str, str]:
 def _in_writable(path: Path) -> bool:
     """Whether a path lies in a folder some sandbox of this process may write, or in
     /dev/shm (where the sandboxes' session and scratch folders live)."""
-    _WRITABLE.difference_update([f for f in _WRITABLE if not f.exists()])  # removed since
+    with _WRITABLE_LOCK:
+        _WRITABLE.difference_update([f for f in _WRITABLE if not f.exists()])  # removed since
+        known = list(_WRITABLE)
     real = Path(os.path.realpath(path))
-    folders = [Path("/dev/shm"), *(Path(os.path.realpath(f)) for f in _WRITABLE)]
+    folders = [Path("/dev/shm"), *(Path(os.path.realpath(f)) for f in known)]
     return any(real == folder or real.is_relative_to(folder) for folder in folders)
 
 
@@ -413,7 +419,8 @@ class Sandbox:
             _mode = (found.bwrap, found.prlimit, found.flags)
         bwrap, prlimit, flags = _mode
         writable = _existing(self.writable)
-        _WRITABLE.update(writable)
+        with _WRITABLE_LOCK:
+            _WRITABLE.update(writable)
         # HOME is the private /tmp, made afresh for each sandbox: nothing one sandboxed process
         # leaves in a writable folder (a ~/.local site folder, dotfiles) is read by the next.
         home = "/tmp"

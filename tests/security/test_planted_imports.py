@@ -134,3 +134,42 @@ def test_a_sandboxed_kernel_cannot_write_beside_its_session_folder(tmp_path: Pat
     # The engine's own folder holds every backend's session folder: the kernel's "../" writes
     # must all have failed there.
     assert beside == []
+
+
+def test_sandboxes_made_while_python_starts_on_other_threads(tmp_path: Path) -> None:
+    """An eval's verification threads make sandboxes (each adds its writable folders to the
+    set python_environment reads) while other threads start Python: no thread may fail, and
+    every folder a sandbox could write stays off a later PYTHONPATH."""
+    import threading
+
+    from app.isolation import sandbox
+
+    errors: list[BaseException] = []
+    folders = [tmp_path / f"box-{i}" for i in range(8)]
+
+    def make_boxes(folder: Path) -> None:
+        try:
+            for round_ in range(40):
+                writable = folder / str(round_)
+                writable.mkdir(parents=True)
+                sandbox.Sandbox(writable=[writable]).command(["true"])
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    def start_python() -> None:
+        try:
+            for _ in range(150):
+                sandbox.python_environment({"PYTHONPATH": str(folders[0])}, REAL_APP.parent)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=make_boxes, args=(f,)) for f in folders]
+    threads += [threading.Thread(target=start_python) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    planted_in = str(folders[3] / "7")
+    env = sandbox.python_environment({"PYTHONPATH": planted_in}, REAL_APP.parent)
+    assert env["PYTHONPATH"].split(":") == [str(REAL_APP.parent)]
