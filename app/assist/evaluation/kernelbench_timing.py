@@ -58,7 +58,7 @@ def outcome_of(task: Task, comparison: PytorchComparison) -> ProblemOutcome:
     """A correct problem's outcome from its kernel's comparison with the forward."""
     samples = kernel_samples(comparison.bench)
     eager, compiled = comparison.speedup(EAGER), comparison.speedup(COMPILE)
-    notes = []
+    notes = [comparison.scaled_note()] if comparison.scaled_from is not None else []
     if comparison.bench.status != Status.TIMED:
         notes.append(f"kernel not timed: {comparison.bench.message}")
     elif comparison.forward.status != Status.TIMED:

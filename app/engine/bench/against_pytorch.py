@@ -20,9 +20,13 @@ from app.engine.bench.torch_forward import (
     speedups,
     time_forward,
 )
+from app.engine.verify.memory import is_memory_refusal
 from app.engine.verify.results import Status
 from app.spec.cases import CaseError
-from app.spec.model import Spec, SpecError, load_spec
+from app.spec.model import Case, Spec, SpecError, load_spec
+
+# Halvings of the leading size tried before giving up on a case too large for this machine.
+MAX_HALVINGS = 12
 
 
 @dataclass
@@ -32,6 +36,17 @@ class PytorchComparison:
     bench: BenchReport
     forward: ForwardTiming
     speedups: list[Speedup] = field(default_factory=list)
+    # When the spec's bench case did not fit this machine: that case, and why (both were then
+    # timed at the smaller case in bench's report).
+    scaled_from: Case | None = None
+    scaled_why: str = ""
+
+    def scaled_note(self) -> str:
+        """Where the comparison ran at a smaller case than the spec's, which and why."""
+        if self.scaled_from is None:
+            return ""
+        return (f"timed at a smaller case than the spec's {self.scaled_from}, its leading size "
+                f"halved until it fit: {self.scaled_why}")
 
     @property
     def exit_code(self) -> int:
@@ -45,6 +60,8 @@ class PytorchComparison:
     def describe(self) -> str:
         """The bench report, the forward's times, the speedups."""
         lines = [self.bench.describe(), self.forward.describe()]
+        if self.scaled_from is not None:
+            lines.insert(0, self.scaled_note())
         lines += [f"  {s.describe()}" for s in self.speedups]
         if self.speedups:
             lines.append("  (ratio of medians, kernel and forward both timed cold with CUDA "
@@ -56,7 +73,8 @@ class PytorchComparison:
         return {"exit_code": self.exit_code, "bench": self.bench.to_json(),
                 "pytorch": self.forward.to_json(),
                 "speedups": [{"baseline": s.baseline, "speedup": s.speedup, "low": s.low,
-                              "high": s.high, "level": s.level} for s in self.speedups]}
+                              "high": s.high, "level": s.level} for s in self.speedups],
+                "scaled_from": self.scaled_from, "scaled_why": self.scaled_why}
 
 
 def kernel_samples(report: BenchReport) -> list[float]:
@@ -78,6 +96,38 @@ def _not_timed(report: BenchReport) -> ForwardTiming:
                                         f"{report.message}")
 
 
+def halved(spec: Spec, case: Case) -> Case | None:
+    """The case with the leading size of the spec's first input halved (KernelBench's batch
+    size, or a matrix's side), or None when there is none to halve. Only that one size changes,
+    so sizes worked out from the others (a convolution's output) stay right."""
+    first = next((a for a in spec.args if a.is_buffer and not a.is_output), None)
+    leading = first.shape[0] if first is not None and first.shape else None
+    value = case.get(leading) if isinstance(leading, str) else None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 2:
+        return None
+    return {**case, str(leading): value // 2}
+
+
+def _bench_fitting(spec: Spec, path: Path | str, options: BenchOptions,
+                   progress: Progress | None) -> tuple[BenchReport, BenchOptions, str]:
+    """Bench at the spec's case; where that case is too large for this machine (KernelBench's
+    element-wise problems at their own size need more host memory than bench's checks can have
+    on a 128 GiB machine), at the largest halving of its leading size that fits, unless the
+    caller chose the case. The report, the options it ran with and the first refusal."""
+    report = bench_file(path, options, progress=progress)
+    why = report.message
+    if options.case is not None or options.sweep is not None or not is_memory_refusal(why):
+        return report, options, ""
+    case: Case | None = cases_for(spec, options)[0]
+    for _ in range(MAX_HALVINGS):
+        case = halved(spec, case) if case is not None else None
+        if case is None or not is_memory_refusal(report.message):
+            break
+        options = replace(options, case=case)
+        report = bench_file(path, options, progress=progress)
+    return report, options, why
+
+
 def compare(spec: Spec, path: Path | str, options: BenchOptions, compile_too: bool = True,
             progress: Progress | None = None) -> PytorchComparison:
     """Bench the kernel, then time the forward at the same case; never raises for a kernel or
@@ -86,18 +136,21 @@ def compare(spec: Spec, path: Path | str, options: BenchOptions, compile_too: bo
         message = NOT_KERNELBENCH.format(spec=Path(path).name)
         return PytorchComparison(BenchReport(Status.SPEC_ERROR, message),
                                  ForwardTiming(Status.SPEC_ERROR, message))
-    report = bench_file(path, options, progress=progress)
-    if report.status != Status.TIMED and report.exit_code != 3:
-        return PytorchComparison(report, _not_timed(report))
     try:
-        case = cases_for(spec, options)[0]
+        asked = cases_for(spec, options)[0]
     except CaseError as error:
+        report = BenchReport(Status.SPEC_ERROR, str(error))
         return PytorchComparison(report, ForwardTiming(Status.SPEC_ERROR, str(error)))
+    report, options, why = _bench_fitting(spec, path, options, progress)
+    scaled = (asked, why) if options.case is not None and options.case != asked else (None, "")
+    if report.status != Status.TIMED and report.exit_code != 3:
+        return PytorchComparison(report, _not_timed(report), [], *scaled)
+    case = cases_for(spec, options)[0]
     if progress is not None:
         progress("timing the PyTorch forward (eager, torch.compile)", 0.95)
     forward = time_forward(spec, case, forward_options(options, compile_too))
     return PytorchComparison(report, forward, speedups(kernel_samples(report), forward,
-                                                       options.seed))
+                                                       options.seed), *scaled)
 
 
 def compare_file(path: Path | str, options: BenchOptions, compile_too: bool = True,

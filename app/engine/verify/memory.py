@@ -111,13 +111,24 @@ def _case_text(resolved: Resolved) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in resolved.case.items()) + "}"
 
 
+# How problem() begins its two memory refusals (the host's, the GPU's): is_memory_refusal.
+HOST_SHORT = "of memory (its buffers, the worker's copies of them and the checks)"
+DEVICE_SHORT = "of GPU memory, more than"
+
+
+def is_memory_refusal(message: str) -> bool:
+    """Whether a verdict's message is problem()'s refusal of a case too large for this machine
+    (a smaller case of the same spec may fit; a full disk is not one of these)."""
+    return HOST_SHORT in message or DEVICE_SHORT in message
+
+
 def problem(resolved: Resolved, needed: Need, device: dict[str, Any], folder: Path,
             available: int | None) -> str | None:
     """Why this machine cannot run this case, or None."""
     case = _case_text(resolved)
     if available is not None and needed.host > SHARE * available:
-        return (f"case {case} needs about {gib(needed.host)} of memory (its buffers, the "
-                f"worker's copies of them and the checks), more than {SHARE:.0%} of the "
+        return (f"case {case} needs about {gib(needed.host)} {HOST_SHORT}, more than "
+                f"{SHARE:.0%} of the "
                 f"{gib(available)} available now; verify a smaller case (--case) or free memory")
     space = free_space(folder)
     if space is not None and needed.files > space:
@@ -126,7 +137,7 @@ def problem(resolved: Resolved, needed: Need, device: dict[str, Any], folder: Pa
                 f"has {gib(space)} free; free space there or verify a smaller case")
     total = device.get("total_memory")
     if isinstance(total, int) and needed.device > DEVICE_SHARE * total:
-        return (f"case {case} needs {gib(needed.device)} of GPU memory, more than "
+        return (f"case {case} needs {gib(needed.device)} {DEVICE_SHORT} "
                 f"{DEVICE_SHARE:.0%} of the {gib(total)} of {device.get('name', 'the GPU')}; "
                 "verify a smaller case (--case)")
     return None
