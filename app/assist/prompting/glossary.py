@@ -133,6 +133,13 @@ ENTRIES = (
        "number", inputs=2),
 )
 _BY_NAME = {name: entry for entry in ENTRIES for name in entry.names}
+_GELU_EXACT = "0.5f * v * (1.0f + erff(v * 0.70710678f))"
+_GELU_TANH = "0.5f * v * (1.0f + tanhf(0.79788456f * (v + 0.044715f * v * v * v)))"
+# An element-wise meaning holds only these words and C's float functions (expf, fmaxf...).
+_WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+_C_WORDS = frozenset({"v", "a", "b", "cond", "INFINITY", "float"})
+_C_FUNCTION = re.compile(r"[a-z][a-z0-9]*f")
+_OPERAND = re.compile(r"\b(v|a|b)\b")
 
 
 def hints(description: str, limit: int = MAX_LINES) -> list[str]:
@@ -148,13 +155,18 @@ def hints(description: str, limit: int = MAX_LINES) -> list[str]:
         if entry is None or shown in seen or owner in ("math", "np", "numpy", "self"):
             continue
         seen.add(shown)
-        lines.append(_line(call, entry, constants, method=not _is_module(owner)))
+        lines.append(_line(call, entry, constants, method=not is_module(owner)))
         if len(lines) == limit:
             break
+    # Imported here: per_element builds on this module's functions.
+    from app.assist.prompting.per_element import per_element
+    whole = per_element(description, constants)
+    if whole is not None:
+        lines.append(whole)
     return [HEADING, *lines] if lines else []
 
 
-def _is_module(owner: str) -> bool:
+def is_module(owner: str) -> bool:
     """Whether a call's owner is PyTorch's namespace (torch.sigmoid, F.elu, nn.MaxPool1d) rather
     than a tensor (x.relu())."""
     return (owner + ".").startswith(_PREFIXES)
@@ -164,7 +176,7 @@ def _calls(text: str) -> list[tuple[str, str, ast.Call]]:
     """(owner, name, call) for each `owner.name(...)` in the text whose arguments parse."""
     found = []
     for match in _CALL.finditer(text):
-        end = _closing(text, match.end() - 1)
+        end = closing(text, match.end() - 1)
         if end < 0:
             continue
         try:
@@ -176,7 +188,7 @@ def _calls(text: str) -> list[tuple[str, str, ast.Call]]:
     return found
 
 
-def _closing(text: str, opening: int) -> int:
+def closing(text: str, opening: int) -> int:
     """The index of the bracket that closes the one at `opening` (quotes skipped), or -1."""
     depth, quote = 0, ""
     for index in range(opening, min(len(text), opening + MAX_SCAN)):
@@ -194,8 +206,9 @@ def _closing(text: str, opening: int) -> int:
     return -1
 
 
-def _line(call: ast.Call, entry: Entry, constants: dict[str, str], method: bool) -> str:
-    """'- `F.elu(x, alpha=self.alpha)`: v > 0.0f ? v : 2.5f * (expf(v) - 1.0f)'."""
+def _values(call: ast.Call, entry: Entry, constants: dict[str, str],
+            method: bool) -> dict[str, str]:
+    """Each parameter's value in this call: passed, or the constant it names, or its default."""
     skipped = entry.inputs - (1 if method else 0)  # a method's tensor is its owner
     values = dict(entry.params)
     positional = call.args[max(skipped, 0):]
@@ -204,11 +217,41 @@ def _line(call: ast.Call, entry: Entry, constants: dict[str, str], method: bool)
     for keyword in call.keywords:
         if keyword.arg in values:
             values[keyword.arg] = _value(keyword.value, constants)
+    return values
+
+
+def _meaning(call: ast.Call, entry: Entry, values: dict[str, str]) -> str:
+    """The entry's meaning with this call's values in it, tidied."""
+    meaning = entry.meaning.format(**{k: _c_literal(v) for k, v in values.items()})
+    return _tidy(meaning, values, ast.unparse(call))
+
+
+def _line(call: ast.Call, entry: Entry, constants: dict[str, str], method: bool) -> str:
+    """'- `F.elu(x, alpha=self.alpha)`: v > 0.0f ? v : 2.5f * (expf(v) - 1.0f)'."""
     shown = ast.unparse(call)
     if len(shown) > MAX_CALL:
         shown = shown[:MAX_CALL - 3] + "..."
-    meaning = entry.meaning.format(**{k: _c_literal(v) for k, v in values.items()})
-    return f"- `{shown}`: {_tidy(meaning, values, shown)}"
+    return f"- `{shown}`: {_meaning(call, entry, _values(call, entry, constants, method))}"
+
+
+def element_form(call: ast.Call, constants: dict[str, str], method: bool) -> str | None:
+    """The call's C expression for one element (in v; a and b, or cond, a and b, for calls of
+    two or three tensors), or None when it is no element-wise call this glossary knows."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    entry = _BY_NAME.get(name)
+    if entry is None:
+        return None
+    values = _values(call, entry, constants, method)
+    if name == "gelu":
+        tanh = values.get("approximate", "") in ("'tanh'", '"tanh"') or any(
+            k.arg == "approximate" and ast.unparse(k.value).strip(_QUOTES) == "tanh"
+            for k in call.keywords)
+        return _GELU_TANH if tanh else _GELU_EXACT
+    meaning = _meaning(call, entry, values)
+    words = _WORD.findall(meaning)
+    if not words or not all(w in _C_WORDS or _C_FUNCTION.fullmatch(w) for w in words):
+        return None
+    return meaning if _OPERAND.search(meaning) else None
 
 
 def _tidy(meaning: str, values: dict[str, str], shown: str) -> str:
@@ -274,7 +317,7 @@ def _init_params(description: str) -> list[tuple[str, ast.expr | None]] | None:
     start = _INIT.search(description)
     if start is None:
         return None
-    end = _closing(description, start.end() - 1)
+    end = closing(description, start.end() - 1)
     try:
         tree = ast.parse(f"def f({description[start.end():end]}): pass")
     except (SyntaxError, ValueError, RecursionError):

@@ -1,0 +1,277 @@
+"""A Model's element-wise forward as one line of CUDA C, for the glossary (glossary.hints).
+
+The glossary says what each call computes with v for its input; a 135M model that must then
+compose `x * torch.sigmoid(x)` from those pieces often drops one (`x * (1.0f + expf(-x))`). So
+where the description's forward is a single `return` of an element-wise expression over inputs
+of out's own shape (arithmetic, constants, self attributes the constructor sets, and the
+glossary's element-wise calls), the prompt also gets that expression for one element, in the
+tensors' dtype: `out[i] = x[i] * (1.0f / (1.0f + expf(-x[i])))`. Anything else (a reduction,
+a broadcast, a call it does not know, a statement before the return) gives no line: a wrong
+line would mislead more than none.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import re
+from collections.abc import Callable
+
+from app.assist.prompting.glossary import closing, element_form, is_module
+
+_FORWARD = re.compile(r"def forward\(")
+_SHAPED = re.compile(r"(\w+) \((float32|float16|bfloat16|int32|int64), shape ([^)]+)\)")
+_ANNOTATION = re.compile(r"\s*(->[^:]*)?:")
+MAX_RETURN = 400
+_FLOATS = ("float32", "float16", "bfloat16")
+# How a half-precision element is read and written: math in float32.
+_LOAD = {"float16": "__half2float({})", "bfloat16": "__bfloat162float({})"}
+_STORE = {"float16": "__float2half({})", "bfloat16": "__float2bfloat16({})"}
+_OPS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def forward_return(description: str) -> tuple[list[str], ast.expr] | None:
+    """The forward's tensor parameters and its one returned expression, or None when the
+    description has no forward or the forward does more than return one expression."""
+    found = _FORWARD.search(description)
+    if found is None:
+        return None
+    end = closing(description, found.end() - 1)
+    if end < 0:
+        return None
+    try:
+        signature = ast.parse(f"def f({description[found.end():end]}): pass").body[0]
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    assert isinstance(signature, ast.FunctionDef)
+    names = [a.arg for a in signature.args.args if a.arg != "self"]
+    rest = description[end + 1:]
+    keyword = rest.find("return ")
+    if keyword < 0 or not _only_docstring(rest[:keyword]):
+        return None
+    expression = _longest_expression(rest[keyword + len("return "):][:MAX_RETURN])
+    return (names, expression) if expression is not None else None
+
+
+def _only_docstring(text: str) -> bool:
+    """Whether the text between a signature's bracket and `return` holds nothing but the
+    return annotation, the colon and a docstring."""
+    found = _ANNOTATION.match(text)
+    if found is None:
+        return False
+    rest = text[found.end():].strip()
+    return not rest or any(rest.startswith(q) and rest.endswith(q) and len(rest) >= 6 and
+                           rest.count(q) == 2 for q in ('"""', "'''"))
+
+
+def _longest_expression(text: str) -> ast.expr | None:
+    """The longest prefix of `text`, cut at a space, that parses as one expression (the
+    description is one line: the forward's return runs into whatever follows it)."""
+    cuts = [len(text)] + [m.start() for m in re.finditer(r"\s", text)][::-1]
+    for cut in cuts:
+        try:
+            return ast.parse(text[:cut].strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+    return None
+
+
+def shapes(description: str) -> dict[str, tuple[str, str]]:
+    """Each tensor the description names with its dtype and shape: x -> (float32, 'n x m')."""
+    return {name: (dtype, shape.strip()) for name, dtype, shape in _SHAPED.findall(description)}
+
+
+class _Writer:
+    """Turns one expression into CUDA C for element i, or fails (None) on anything unknown."""
+
+    def __init__(self, inputs: dict[str, str], constants: dict[str, str],
+                 floating: bool) -> None:
+        self.inputs, self.constants, self.floating = inputs, constants, floating
+
+    def write(self, node: ast.AST) -> str | None:
+        """The C text of `node`, or None."""
+        if isinstance(node, ast.Name):
+            return self.inputs.get(node.id) or self._number(self.constants.get(node.id))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id == "self":
+            return self._number(self.constants.get(node.attr))
+        if isinstance(node, ast.Constant) and not isinstance(node.value, bool):
+            return self._number(repr(node.value)) if isinstance(node.value, int | float) else None
+        folded = _folded(node)
+        if folded is not None:
+            return self._number(repr(folded))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            inner = self.write(node.operand)
+            return None if inner is None else (f"-{_wrap(inner)}" if isinstance(node.op, ast.USub)
+                                               else inner)
+        if isinstance(node, ast.BinOp):
+            return self._binary(node)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+                type(node.ops[0]) in _COMPARISONS:
+            left, right = self.write(node.left), self.write(node.comparators[0])
+            return None if left is None or right is None else \
+                f"{_wrap(left)} {_COMPARISONS[type(node.ops[0])]} {_wrap(right)}"
+        if isinstance(node, ast.Call):
+            return self._arithmetic(node) or self._call(node)
+        return None
+
+    def _arithmetic(self, node: ast.Call) -> str | None:
+        """torch.add, sub, mul, div, neg, abs, maximum, minimum, where and lerp, for integers
+        too (the glossary's forms are float C)."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or node.keywords:
+            return None
+        operands = list(node.args) if is_module(ast.unparse(func.value)) else \
+            [func.value, *node.args]
+        written = [self.write(o) for o in operands]
+        if any(w is None for w in written):
+            return None
+        shape = _ARITHMETIC.get((func.attr, len(written)))
+        if shape is None or (func.attr in _FLOAT_ONLY and not self.floating):
+            return None
+        texts = [_wrap(w) for w in written if w is not None]
+        if self.floating:
+            shape = _FLOAT_NAMES.get(func.attr, shape)
+        return shape.format(*texts)
+
+    def _number(self, text: str | None) -> str | None:
+        """A constant as a literal of the tensors' kind (float32 math, or integers)."""
+        if text is None:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        if not self.floating:
+            return str(int(value)) if value.is_integer() and abs(value) < 2**31 else None
+        return f"{value!r}f"
+
+    def _binary(self, node: ast.BinOp) -> str | None:
+        """+, -, *, / (in integers a division is refused: Python's floors, C's truncates), and
+        a power (squares written as products)."""
+        left, right = self.write(node.left), self.write(node.right)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Pow):
+            if _folded(node.right) == 2:
+                return f"{_wrap(left)} * {_wrap(left)}"
+            return f"powf({left}, {right})" if self.floating else None
+        symbol = _OPS.get(type(node.op))
+        if symbol is None or (symbol == "/" and not self.floating):
+            return None
+        return f"{_wrap(left)} {symbol} {_wrap(right)}"
+
+    def _call(self, node: ast.Call) -> str | None:
+        """A known element-wise call with its input(s) written in (a method's input is its
+        owner: x.relu())."""
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        method = not is_module(ast.unparse(func.value))
+        operands = ([func.value] if method else []) + list(node.args)
+        form = element_form(node, self.constants, method)
+        if form is None or not self.floating:
+            return None
+        names = ("cond", "a", "b") if "cond" in form else ("a", "b") if re.search(
+            r"\bb\b", form) else ("v",)
+        written = [self.write(o) for o in operands[:len(names)]]
+        if len(written) < len(names) or any(w is None for w in written):
+            return None
+        for name, text in zip(names, written, strict=True):
+            assert text is not None
+            form = re.sub(rf"\b{name}\b", _wrap(text).replace("\\", "\\\\"), form)
+        return form
+
+
+_COMPARISONS: dict[type, str] = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=",
+                                 ast.Eq: "==", ast.NotEq: "!="}
+# (name, operands) -> C, with the operands in order; max/min/abs get their float names.
+_ARITHMETIC = {("add", 2): "{0} + {1}", ("sub", 2): "{0} - {1}", ("mul", 2): "{0} * {1}",
+               ("div", 2): "{0} / {1}", ("neg", 1): "-{0}", ("abs", 1): "abs({0})",
+               ("maximum", 2): "max({0}, {1})", ("minimum", 2): "min({0}, {1})",
+               ("where", 3): "{0} ? {1} : {2}", ("lerp", 3): "{0} + {2} * ({1} - {0})"}
+_FLOAT_ONLY = frozenset({"div", "lerp"})
+_FLOAT_NAMES = {"abs": "fabsf({0})", "maximum": "fmaxf({0}, {1})", "minimum": "fminf({0}, {1})"}
+
+
+def _wrap(text: str) -> str:
+    """The text bracketed unless it is one operand already (a name, an element, a number, a
+    call): `x[i]` and `expf(v)` stay, `a + b` becomes `(a + b)`."""
+    if re.fullmatch(r"[\w.\[\]]+", text):
+        return text
+    call = re.match(r"[A-Za-z_]\w*\(", text)
+    if call is not None and closing(text, call.end() - 1) == len(text) - 1:
+        return text
+    if text.startswith("(") and closing(text, 0) == len(text) - 1:
+        return text
+    return f"({text})"
+
+
+# Constants a forward may spell through math (GELU's sqrt(2 / pi)): folded into one number.
+_MATH = {"sqrt": math.sqrt, "exp": math.exp, "log": math.log, "tanh": math.tanh,
+         "pi": math.pi, "e": math.e}
+
+
+def _folded(node: ast.AST) -> float | None:
+    """The value of a subexpression of numbers and math's constants and functions, or None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and \
+            not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "math":
+        value = _MATH.get(node.attr)
+        return value if isinstance(value, float) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _folded(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.BinOp) and type(node.op) in _FOLD:
+        left, right = _folded(node.left), _folded(node.right)
+        try:
+            return None if left is None or right is None else _FOLD[type(node.op)](left, right)
+        except (ZeroDivisionError, OverflowError):
+            return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            ast.unparse(node.func.value) == "math" and len(node.args) == 1:
+        function, argument = _MATH.get(node.func.attr), _folded(node.args[0])
+        if callable(function) and argument is not None:
+            try:
+                return float(function(argument))
+            except (ValueError, OverflowError):
+                return None
+    return None
+
+
+_FOLD: dict[type, Callable[[float, float], float]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.Pow: operator.pow}
+
+
+def per_element(description: str, constants: dict[str, str]) -> str | None:
+    """'- per element: out[i] = x[i] * (1.0f / (1.0f + expf(-x[i])))', or None."""
+    found = forward_return(description)
+    known = shapes(description)
+    if found is None or not known:
+        return None
+    names, expression = found
+    out = _output(description, known, names)
+    if out is None or any(known.get(n, ("", ""))[1] != known[out][1] for n in names):
+        return None
+    dtype = known[out][0]
+    if any(known[n][0] != dtype for n in names):
+        return None
+    inputs = {n: _LOAD.get(dtype, "{}").format(f"{n}[i]") for n in names}
+    writer = _Writer(inputs, constants, dtype in _FLOATS)
+    text = writer.write(expression)
+    if text is None:
+        return None
+    if text.startswith("(") and closing(text, 0) == len(text) - 1:
+        text = text[1:-1]
+    return f"- per element: {out}[i] = {_STORE.get(dtype, '{}').format(text)};"
+
+
+def _output(description: str, known: dict[str, tuple[str, str]], names: list[str]) -> str | None:
+    """The one output the description names ('into out (float32, ...)')."""
+    found = re.search(r"into (\w+) \(", description)
+    if found is None or found.group(1) not in known or found.group(1) in names:
+        return None
+    return found.group(1)

@@ -1,0 +1,130 @@
+"""The glossary's per-element line: where an imported problem's forward returns one element-wise
+expression over inputs of out's shape, the line written into a kernel as a model would copy it
+is what PyTorch computes (verified on the CPU backend against the problem's own forward, on
+signed inputs): compositions of the glossary's calls, math's constants folded, comparisons and
+torch.where/lerp/maximum over two inputs, integers. A forward that reduces, broadcasts or does
+more than return one expression gets no line."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from app.assist.prompting import glossary
+from app.assist.tasks.kernelbench_folder import import_problem
+from app.assist.tasks.suite import load_task
+from app.engine.verify.runs import VerifyOptions
+from app.engine.verify.verifier import verify_file
+from app.spec.model import Spec
+
+C_TYPES = {"float32": "float", "int32": "int", "int64": "long long"}
+
+
+def _problem(init: str, forward: str, inputs: str, init_inputs: str = "[]") -> str:
+    scale = "self.scale = scale" if "scale" in init else "pass"
+    return textwrap.dedent(f'''\
+        import math
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Model(nn.Module):
+            """A forward of one expression."""
+            def __init__(self{init}):
+                super().__init__()
+                self.w = 0.25
+                self.k = 3
+                {scale}
+
+            def forward({forward}
+
+
+        rows = 24
+        cols = 40
+
+
+        def get_inputs():
+            return {inputs}
+
+
+        def get_init_inputs():
+            return {init_inputs}
+        ''')
+
+
+FLOATS = "[torch.randn(rows, cols) * 3.0, torch.randn(rows, cols)]"
+PROBLEMS = {
+    "Swish_Softplus": ("", "self, x):\n                return x * torch.sigmoid(x) + 0.5 * "
+                       "F.softplus(x, beta=2.0)", "[torch.randn(rows, cols) * 3.0]"),
+    "New_GELU": ("", "self, x: torch.Tensor) -> torch.Tensor:\n                \"\"\"GELU, tanh "
+                 "form.\"\"\"\n                return 0.5 * x * (1.0 + torch.tanh(math.sqrt("
+                 "2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))",
+                 "[torch.randn(rows, cols) * 3.0]"),
+    "Where_Lerp": (", scale: float = 2.0", "self, a, b):\n                return torch.where("
+                   "a > b, torch.lerp(a, b, self.w), (a - b) ** 2 / self.scale + "
+                   "torch.abs(b))", FLOATS, "[4.0]"),
+    "Int_Max": ("", "self, a, b):\n                return torch.maximum(a, b) * self.k + 1 - "
+                "torch.abs(a)", "[torch.randint(-50, 50, (rows, cols), dtype=torch.int32), "
+                "torch.randint(-50, 50, (rows, cols), dtype=torch.int32)]"),
+}
+
+
+def _kernel(spec: Spec, line: str) -> str:
+    """The kernel a model copying the line writes: one thread per element of out."""
+    params = []
+    for arg in spec.args:
+        if arg.is_buffer:
+            const = "" if arg.is_output else "const "
+            params.append(f"{const}{C_TYPES[arg.dtype]}* __restrict__ {arg.name}")
+        else:
+            params.append(f"int {arg.name}")
+    out = next(a for a in spec.args if a.is_output)
+    total = " * ".join(str(s) for s in out.shape)
+    return (f'extern "C" __global__ void {spec.entry}({", ".join(params)})\n{{\n'
+            "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            f"    if (i < {total}) {{\n        {line.removeprefix('- per element: ')}\n"
+            "    }\n}\n")
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_the_line_copied_into_a_kernel_is_what_pytorch_computes(tmp_path: Path,
+                                                                 name: str) -> None:
+    problem = tmp_path / "level1" / f"1_{name}.py"
+    problem.parent.mkdir()
+    problem.write_text(_problem(*PROBLEMS[name]))
+    spec_path = import_problem(problem, tmp_path / "tasks")
+    task = load_task(spec_path)
+    lines = [x for x in glossary.hints(task.description) if x.startswith("- per element")]
+    assert len(lines) == 1, glossary.hints(task.description)
+    spec = task.spec()
+    (spec_path.parent / spec.source).write_text(_kernel(spec, lines[0]))
+    verdict = verify_file(spec_path, VerifyOptions(backend="cpu"))
+    assert verdict.passed, lines[0] + "\n" + verdict.describe()
+    if name == "Where_Lerp":  # the constructor's value, not its default
+        assert "/ 4.0f" in lines[0] and "0.25f" in lines[0]
+
+
+def test_the_line_is_in_the_tensors_dtype() -> None:
+    description = ("Compute what the Model's forward gives for the inputs u (float16, shape n), "
+                   "into out (float16, shape n). The Model (problem.py): class Model(nn.Module):"
+                   " def forward(self, u): return torch.relu(u) * 2")
+    assert glossary.hints(description)[-1] == \
+        "- per element: out[i] = __float2half(fmaxf(__half2float(u[i]), 0.0f) * 2.0f);"
+
+
+@pytest.mark.parametrize("forward", [
+    "def forward(self, x, y): return x * y",  # y broadcasts: another shape
+    "def forward(self, x): return torch.sum(x, dim=1)",
+    "def forward(self, x): y = torch.relu(x) return y * 2",
+    "def forward(self, x): return torch.relu(x) * self.unknown",
+    "def forward(self, x): return torch.cumsum(x, dim=0)",
+])
+def test_a_forward_that_is_not_one_element_wise_expression_gets_no_line(forward: str) -> None:
+    description = ("Compute what the Model's forward gives for the inputs x (float32, shape r x "
+                   "c) and y (float32, shape c), into out (float32, shape r x c). The Model "
+                   "(problem.py): class Model(nn.Module): def __init__(self): super().__init__()"
+                   f" {forward}")
+    assert not any(x.startswith("- per element") for x in glossary.hints(description))
