@@ -7,6 +7,8 @@
 #   here:  bash benchmarks/kb_passed_gpu.sh collect RUN_DIR TASKS_DIR [ARM]   # -> .kb-passed/
 #   call:  carry [".device-kit", ".kb-passed"]
 #          source .device-kit/setup.sh && bash benchmarks/kb_passed_gpu.sh time
+#   or, on the GPU machine right after an `eval --kernelbench --no-timing` there, both steps:
+#          bash benchmarks/kb_passed_gpu.sh collect RUN_DIR TASKS_DIR && ... time
 #
 # `time` writes one JSON per problem and summary.txt under $OUT (or ./kb-passed-out): the GPU's
 # verdict, the kernel's median, eager's and compile's, and the speedups with their intervals.
@@ -23,7 +25,10 @@ collect() {
     local run=$1 tasks=$2 arm=${3:-skills-on+examples-off}
     rm -rf "$KEPT" && mkdir -p "$KEPT"
     grep -qx '/.kb-passed/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.kb-passed/' >> "$ROOT/.git/info/exclude"
-    (cd "$ROOT" && .venv/bin/python - "$run" "$tasks" "$arm" "$KEPT") <<'EOF'
+    # The project's environment here; on the GPU machine (no .venv) the kit's python3.
+    local python=.venv/bin/python
+    [ -x "$ROOT/$python" ] || python=python3
+    (cd "$ROOT" && "$python" - "$run" "$tasks" "$arm" "$KEPT") <<'EOF'
 import shutil, sys
 from pathlib import Path
 from app.assist.evaluation.kernelbench_timing import first_chain_kernel

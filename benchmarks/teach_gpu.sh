@@ -69,7 +69,7 @@ ADAPTER=${ADAPTER:-taught}
 # 300 s: at 200 s the adapter of 2026-12-07 had decided 81 of level 1's 100 and none was timed
 # (an adapter whose kernels compile needs more verifying than one whose kernels do not).
 KB_ARGS=(-k 1 --rounds 3 --skills on --examples off --temperature 0.3 --seed 0 --batch 64
-         --quantization nf4 --no-estimate --time-limit "${KB_SECONDS:-300}")
+         --quantization nf4 --no-estimate --time-limit "${KB_SECONDS:-300}" ${KB_NO_TIMING:+--no-timing})
 
 data() {
     # Call 1: verified examples from PROCESSES generators (distinct seeds) at once, each cut

@@ -101,6 +101,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the tasks are imported KernelBench problems (task folders, or a "
                              "folder of them): also report KernelBench's correctness and "
                              "fast_0/1/2 over eager PyTorch and torch.compile (timed on a GPU)")
+    parser.add_argument("--no-timing", action="store_true",
+                        help="with --kernelbench: correctness only, no kernel timed (time the "
+                             "passing kernels later: benchmarks/kb_passed_gpu.sh)")
     add_speed_rounds(parser)
     add_model_arguments(parser)
     flags.add_json(parser, "the result")
@@ -267,11 +270,14 @@ def pass_line(result: EvalResult, arm: str) -> str:
             f"{summary.tasks} tasks (every chain)")
 
 
-def kernelbench_measures(result: EvalResult, settings: EvalSettings) -> fastp.KernelBenchMeasures:
-    """KernelBench's measures of a finished run (timing skipped when it was stopped)."""
-    if result.stopped:
+def kernelbench_measures(result: EvalResult, settings: EvalSettings,
+                         timing: bool = True) -> fastp.KernelBenchMeasures:
+    """KernelBench's measures of a finished run (timing skipped when it was stopped, or when
+    the user asked for correctness only)."""
+    if result.stopped or not timing:
         measures = measure(result, replace(settings, backend="cpu"))
-        measures.reason = "the run was stopped before its kernels were timed"
+        measures.reason = "the run was stopped before its kernels were timed" if \
+            result.stopped else "--no-timing: correctness only"
         return measures
     return measure(result, settings, _say)
 
@@ -360,7 +366,8 @@ def _run(args: argparse.Namespace, progress: StderrProgress, stop: threading.Eve
     if timed_out:
         result.notes.append(f"the time limit of {args.time_limit:g} s ended the run")
     result.model = _model_info(model)
-    measures = kernelbench_measures(result, settings) if args.kernelbench else None
+    measures = kernelbench_measures(result, settings, not args.no_timing) \
+        if args.kernelbench else None
     return _finish(result, args, timed_out, measures)
 
 
@@ -377,7 +384,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if speed_refused("eval", args):
         return 2
-    problem = report_problem(args.report)
+    problem = report_problem(args.report) or (
+        "--no-timing goes with --kernelbench" if args.no_timing and not args.kernelbench
+        else None)
     if problem:
         print(f"kernel-studio eval: {problem}", file=sys.stderr)
         return 2

@@ -25,6 +25,7 @@ from app.assist.evaluation.fastp import (
 from app.assist.evaluation.grade import EvalResult, EvalSettings, Evaluation, arms_for
 from app.assist.evaluation.kernelbench_timing import first_chain_kernel, measure
 from app.assist.tasks.suite import load_task
+from app.cli.commands.eval import kernelbench_measures
 from tests.assist.evaluation.kernelbench_support import ROOT, cli, import_problem, relu_only_body
 from tests.assist.scripted import ScriptedModel
 
@@ -114,6 +115,10 @@ def test_an_evaluation_of_two_imported_problems_on_the_cpu_scores_correctness_on
     assert measures.fast_p_table() == []
     assert "fast_p: not measured: timing PyTorch's forward needs an NVIDIA GPU" in \
         describe(measures)
+    correctness_only = kernelbench_measures(result, settings, timing=False)
+    assert [o.correct for o in correctness_only.problems] == [True, False]
+    assert not correctness_only.timed and correctness_only.reason == \
+        "--no-timing: correctness only"
 
 
 def test_eval_kernelbench_refuses_no_tasks_and_tasks_not_from_kernelbench(
@@ -125,6 +130,8 @@ def test_eval_kernelbench_refuses_no_tasks_and_tasks_not_from_kernelbench(
     other = cli("eval", "--kernelbench", str(suite_task), env=env, timeout=120)
     assert other.returncode == 2, other.stderr
     assert "is not a task imported from KernelBench" in other.stderr
+    alone = cli("eval", "--no-timing", str(suite_task), env=env, timeout=120)
+    assert alone.returncode == 2 and "--no-timing goes with --kernelbench" in alone.stderr
 
 
 def test_eval_kernelbench_on_the_cpu_with_the_real_model_stores_the_measures(
