@@ -138,7 +138,7 @@ def test_a_tiny_run_is_rewarded_by_the_verifier_survives_ctrl_c_and_changes_the_
                     lambda _line: None)
     assert summary.written == 2
     data, runs = tmp_path / "data" / DATA_NAME, tmp_path / "runs"
-    settings = RLSettings(steps=1, seed=3, prompts=1, group=2, rounds=1, temperature=1.3,
+    settings = RLSettings(steps=1, seed=4, prompts=1, group=2, rounds=1, temperature=1.3,
                           inner=1, max_new_tokens=96, max_tokens=768)
     lines: list[str] = []
     with pytest.raises(KeyboardInterrupt):
