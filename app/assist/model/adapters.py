@@ -25,6 +25,10 @@ WEIGHTS_NAME = "adapter_model.safetensors"
 CARD_NAME = "card.json"
 # The card's key naming the prompt style an adapter was taught with (app.assist.prompting.compact).
 CARD_KEY = "prompt"
+# The prompt styles this version asks in: the full prompt (skills, examples), and the compact
+# ones an adapter taught here reads. A card naming another (edited by hand, or from a newer
+# version) would be asked in the wrong prompt, and answer far worse, without a word: refused.
+PROMPT_STYLES = ("full", "compact-v1", "compact-v1-feedback")
 REQUIRED = (CONFIG_NAME, WEIGHTS_NAME, MANIFEST_NAME)
 # The adapter a model uses unless told otherwise (`--adapter auto`, the GUI's "automatic").
 DEFAULT_NAME = "default"
@@ -78,11 +82,21 @@ def check_adapter(model_folder: Path, name: str) -> Path:
         refuse_remote_code(folder)
         verify_manifest(folder)
         check_safetensors(folder / WEIGHTS_NAME)
+        _check_prompt_style(folder)
     except ModelRefused as error:  # the model's own advice (import it again) does not fit
         raise ModelRefused(error.message, error.path,
                            f"restore adapter {name!r} from a copy, train it again (kernel-studio "
                            f"teach train), or remove {folder}") from None
     return folder
+
+
+def _check_prompt_style(folder: Path) -> None:
+    """Refuse a card that names a prompt style this version does not ask in."""
+    style = read_card(folder).get(CARD_KEY, "full")
+    if style not in PROMPT_STYLES:
+        raise ModelRefused(f"the adapter's {CARD_NAME} names the prompt style {style!r}, which "
+                           f"this Kernel Studio does not know ({', '.join(PROMPT_STYLES)})",
+                           folder / CARD_NAME)
 
 
 def seal(folder: Path, source: dict[str, Any], name: str | None = None) -> dict[str, Any]:

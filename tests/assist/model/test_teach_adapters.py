@@ -76,6 +76,30 @@ def test_a_tampered_adapter_is_refused_by_name(model_with_adapter: Path) -> None
         session.load()
 
 
+def test_a_card_naming_a_prompt_style_this_version_does_not_know_is_refused(
+        model_with_adapter: Path) -> None:
+    """Asked in the wrong prompt, an adapter answers far worse without a word (a card edited
+    by hand to say more than the style): refused, naming the style and the known ones."""
+    folder = adapter_folder(model_with_adapter, "kern")
+    (folder / CARD_NAME).write_text(json.dumps({"prompt": "compact-v1, with notes"}))
+    seal(folder, {"base": model_with_adapter.name})
+    with pytest.raises(ModelRefused, match="prompt style 'compact-v1, with notes'") as refused:
+        check_adapter(model_with_adapter, "kern")
+    assert "compact-v1-feedback" in refused.value.message
+    (folder / CARD_NAME).write_text(json.dumps({"prompt": "compact-v1"}))
+    seal(folder, {"base": model_with_adapter.name})
+    assert check_adapter(model_with_adapter, "kern") == folder
+
+
+def test_the_shipped_default_adapter_is_asked_in_the_compact_prompt(
+        default_folder: Path) -> None:
+    """The prompt it was taught in: the card says so, in a style the refine loop knows."""
+    if not (default_folder / "adapters" / "default").is_dir():
+        pytest.skip("the default adapter is installed by make model")
+    style = ModelSession(default_folder, adapter="default").prompt_style
+    assert style == "compact-v1"
+
+
 def test_a_truncated_adapter_is_refused_alone(model_with_adapter: Path) -> None:
     """A broken adapter is refused when it is chosen; the model without it, and its other
     adapters, still load."""
