@@ -18,10 +18,12 @@ import operator
 import re
 from collections.abc import Callable
 
+from app.assist.prompting.along_dim import along_dim
 from app.assist.prompting.glossary import closing, element_form, is_module
 
 _FORWARD = re.compile(r"def forward\(")
-_SHAPED = re.compile(r"(\w+) \((float32|float16|bfloat16|int32|int64), shape ([^)]+)\)")
+_SHAPED = re.compile(r"(\w+) \((float32|float16|bfloat16|int32|int64|uint8|bool), shape "
+                     r"([^)]+)\)")
 _ANNOTATION = re.compile(r"\s*(->[^:]*)?:")
 MAX_RETURN = 400
 _FLOATS = ("float32", "float16", "bfloat16")
@@ -200,7 +202,7 @@ def _wrap(text: str) -> str:
     call): `x[i]` and `expf(v)` stay, `a + b` becomes `(a + b)`."""
     if re.fullmatch(r"[\w.\[\]]+", text):
         return text
-    call = re.match(r"[A-Za-z_]\w*\(", text)
+    call = re.match(r"[A-Za-z_]\w*[(\[]", text)  # a call, or an element x[...]
     if call is not None and closing(text, call.end() - 1) == len(text) - 1:
         return text
     if text.startswith("(") and closing(text, 0) == len(text) - 1:
@@ -254,7 +256,12 @@ def per_element(description: str, constants: dict[str, str]) -> str | None:
         return None
     names, expression = found
     out = _output(description, known, names)
-    if out is None or any(known.get(n, ("", ""))[1] != known[out][1] for n in names):
+    if out is None or any(n not in known for n in names):
+        return None
+    reduced = _along_dim(expression, names, known, out, constants)
+    if reduced is not None:
+        return reduced
+    if any(known[n][1] != known[out][1] for n in names):
         return None
     dtype = known[out][0]
     if any(known[n][0] != dtype for n in names):
@@ -267,6 +274,21 @@ def per_element(description: str, constants: dict[str, str]) -> str | None:
     if text.startswith("(") and closing(text, 0) == len(text) - 1:
         text = text[1:-1]
     return f"- per element: {out}[i] = {_STORE.get(dtype, '{}').format(text)};"
+
+
+def _along_dim(expression: ast.expr, names: list[str], known: dict[str, tuple[str, str]],
+               out: str, constants: dict[str, str]) -> str | None:
+    """along_dim's line for a float32 forward (masks may be other dtypes) whose sizes are
+    plain names or numbers."""
+    shape = known[names[0]][1].split(" x ") if names else []
+    if not shape or any(not (s.isidentifier() or s.isdigit()) for s in shape) or \
+            known[names[0]][0] != "float32" or known[out][0] not in ("float32", "int64"):
+        return None
+
+    def operand(index: str) -> Callable[[ast.AST], str | None]:
+        return _Writer({n: f"{n}[{index}]" for n in names}, constants, True).write
+
+    return along_dim(expression, shape, out, is_module, constants, operand)
 
 
 def _output(description: str, known: dict[str, tuple[str, str]], names: list[str]) -> str | None:

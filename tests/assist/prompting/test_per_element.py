@@ -1,12 +1,15 @@
 """The glossary's per-element line: where an imported problem's forward returns one element-wise
-expression over inputs of out's shape, the line written into a kernel as a model would copy it
-is what PyTorch computes (verified on the CPU backend against the problem's own forward, on
-signed inputs): compositions of the glossary's calls, math's constants folded, comparisons and
-torch.where/lerp/maximum over two inputs, integers. A forward that reduces, broadcasts or does
-more than return one expression gets no line."""
+expression over inputs of out's shape, or reduces or scans one tensor along a dim, the line
+written into a kernel as a model would copy it is what PyTorch computes (verified on the CPU
+backend against the problem's own forward, on signed inputs): compositions of the glossary's
+calls, math's constants folded, comparisons and torch.where/lerp/maximum over two inputs,
+integers; sums, arg-reductions, max(...)[0] and masked scans along a dim, negative dims too. A
+forward that softmaxes, flips, names an unknown dim or does more than return one expression
+gets no line."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -23,7 +26,8 @@ C_TYPES = {"float32": "float", "int32": "int", "int64": "long long"}
 
 
 def _problem(init: str, forward: str, inputs: str, init_inputs: str = "[]") -> str:
-    scale = "self.scale = scale" if "scale" in init else "pass"
+    scale = "self.scale = scale" if "scale" in init else \
+        "self.dim = dim" if "dim" in init else "pass"
     return textwrap.dedent(f'''\
         import math
         import torch
@@ -66,6 +70,15 @@ PROBLEMS = {
     "Where_Lerp": (", scale: float = 2.0", "self, a, b):\n                return torch.where("
                    "a > b, torch.lerp(a, b, self.w), (a - b) ** 2 / self.scale + "
                    "torch.abs(b))", FLOATS, "[4.0]"),
+    "Sum_Dim1_Keepdim": ("", "self, x):\n                return torch.sum(x, dim=1, "
+                         "keepdim=True)", "[torch.randn(4, 6, 5)]"),
+    "Argmin_Last": (", dim: int = -1", "self, x):\n                return torch.argmin(x, "
+                    "dim=self.dim)", "[torch.randn(4, 6, 5)]"),
+    "Max_Values": ("", "self, x):\n                return torch.max(x, 2)[0]",
+                   "[torch.randn(4, 6, 5)]"),
+    "Cumprod_Dim0_Masked": ("", "self, x, mask):\n                return torch.cumprod(x * "
+                            "mask, dim=0)", "[torch.randn(rows, cols), (torch.rand(rows, cols) "
+                            "> 0.3).float()]"),
     "Int_Max": ("", "self, a, b):\n                return torch.maximum(a, b) * self.k + 1 - "
                 "torch.abs(a)", "[torch.randint(-50, 50, (rows, cols), dtype=torch.int32), "
                 "torch.randint(-50, 50, (rows, cols), dtype=torch.int32)]"),
@@ -85,7 +98,7 @@ def _kernel(spec: Spec, line: str) -> str:
     total = " * ".join(str(s) for s in out.shape)
     return (f'extern "C" __global__ void {spec.entry}({", ".join(params)})\n{{\n'
             "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-            f"    if (i < {total}) {{\n        {line.removeprefix('- per element: ')}\n"
+            f"    if (i < {total}) {{\n        {re.sub(r'^- per element[^:]*: ', '', line)}\n"
             "    }\n}\n")
 
 
@@ -117,10 +130,11 @@ def test_the_line_is_in_the_tensors_dtype() -> None:
 
 @pytest.mark.parametrize("forward", [
     "def forward(self, x, y): return x * y",  # y broadcasts: another shape
-    "def forward(self, x): return torch.sum(x, dim=1)",
+    "def forward(self, x): return torch.sum(x, dim=self.unknown)",
     "def forward(self, x): y = torch.relu(x) return y * 2",
     "def forward(self, x): return torch.relu(x) * self.unknown",
-    "def forward(self, x): return torch.cumsum(x, dim=0)",
+    "def forward(self, x): return torch.softmax(x, dim=1)",
+    "def forward(self, x): return torch.cumsum(x.flip(0), dim=0).flip(0)",
 ])
 def test_a_forward_that_is_not_one_element_wise_expression_gets_no_line(forward: str) -> None:
     description = ("Compute what the Model's forward gives for the inputs x (float32, shape r x "

@@ -1,0 +1,110 @@
+"""A Model's forward that reduces or scans one float32 tensor along one dim, as the loop one
+thread of out runs, for the glossary (glossary.hints through per_element).
+
+KernelBench's reductions over a dim failed for the shipped adapter in one way above all: the
+kernel indexes out as if it kept the reduced dim and writes past it. The glossary's "the sum
+of x along dim 1" names the operation but not where element k of output element i lies, so
+this line spells it out with the description's own sizes:
+  o = i / dim2, n = i % dim2; float s = 0.0f; for (int k = 0; k < dim1; ++k)
+  s += x[(o * dim1 + k) * dim2 + n]; out[i] = s;
+Handled: sum, mean, prod, max/amax, min/amin (torch.max(x, dim)[0] too), argmax, argmin,
+cumsum and cumprod, of a forward parameter or an element-wise product of parameters (a mask);
+anything else gives no line.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+Writer = Callable[[ast.AST], str | None]
+
+_REDUCE = {
+    "sum": ("float s = 0.0f;", "s += {x};", "s"),
+    "mean": ("float s = 0.0f;", "s += {x};", "s / {r}"),
+    "prod": ("float s = 1.0f;", "s *= {x};", "s"),
+    "max": ("float m = -INFINITY;", "m = fmaxf(m, {x});", "m"),
+    "amax": ("float m = -INFINITY;", "m = fmaxf(m, {x});", "m"),
+    "min": ("float m = INFINITY;", "m = fminf(m, {x});", "m"),
+    "amin": ("float m = INFINITY;", "m = fminf(m, {x});", "m"),
+    "argmax": ("long long b = 0; float m = -INFINITY;",
+               "if ({x} > m) {{ m = {x}; b = k; }}", "b"),
+    "argmin": ("long long b = 0; float m = INFINITY;",
+               "if ({x} < m) {{ m = {x}; b = k; }}", "b"),
+}
+_SCAN = {"cumsum": ("float s = 0.0f;", "s += {x};"), "cumprod": ("float s = 1.0f;", "s *= {x};")}
+
+
+def _call_of(node: ast.expr) -> ast.Call | None:
+    """The reduction's call: the node itself, or `torch.max(x, dim)[0]`'s."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
+            node.slice.value == 0:
+        node = node.value
+    return node if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+
+
+def _dim(call: ast.Call, method: bool, constants: dict[str, str]) -> int | None:
+    """The call's dim as an int (a literal, self.dim or a constructor's name), or None."""
+    node = next((k.value for k in call.keywords if k.arg == "dim"), None)
+    positional = call.args[0 if method else 1:]
+    if node is None and positional:
+        node = positional[0]
+    if node is None:
+        return None
+    text = ast.unparse(node)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        text = constants.get(node.attr, text)
+    elif isinstance(node, ast.Name):
+        text = constants.get(node.id, text)
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _product(sizes: list[str]) -> str:
+    """Sizes multiplied, bracketed when more than one; '1' for none."""
+    return "1" if not sizes else sizes[0] if len(sizes) == 1 else f"({' * '.join(sizes)})"
+
+
+def along_dim(expression: ast.expr, shape: list[str], out: str, is_module: Callable[[str], bool],
+              constants: dict[str, str], operand: Callable[[str], Writer]) -> str | None:
+    """The line for a reduction or scan of `expression` along one dim of `shape` (the first
+    tensor's sizes), or None. `operand(index)` writes the reduced operand at that index."""
+    call = _call_of(expression)
+    if call is None:
+        return None
+    assert isinstance(call.func, ast.Attribute)
+    name = call.func.attr
+    if name not in _REDUCE and name not in _SCAN:
+        return None
+    method = not is_module(ast.unparse(call.func.value))
+    source = call.func.value if method else (call.args[0] if call.args else None)
+    dim = _dim(call, method, constants)
+    if source is None or dim is None or not -len(shape) <= dim < len(shape) or \
+            any(k.arg not in ("dim", "keepdim") for k in call.keywords):
+        return None
+    dim %= len(shape)
+    reduced, inner = shape[dim], _product(shape[dim + 1:])
+    # Output element i: o counts the dims before `dim`, n those after; in a scan p is i's
+    # position along it.
+    if inner == "1":
+        where, index = "int o = i;", f"o * {reduced} + k"
+    else:
+        where, index = f"int o = i / {inner}, n = i % {inner};", \
+            f"(o * {reduced} + k) * {inner} + n"
+    if name in _SCAN:
+        where = (f"int p = i % {reduced}, o = i / {reduced};" if inner == "1" else
+                 f"int n = i % {inner}, p = (i / {inner}) % {reduced}, o = i / ({inner} * "
+                 f"{reduced});")
+    element = operand(index)(source)
+    if element is None:
+        return None
+    if name in _SCAN:
+        start, step = _SCAN[name]
+        return (f"- per element: {where} {start} for (int k = 0; k <= p; ++k) "
+                f"{step.format(x=element)} {out}[i] = s;")
+    start, step, result = _REDUCE[name]
+    return (f"- per element (each reduces one line of {reduced}): {where} {start} "
+            f"for (int k = 0; k < {reduced}; ++k) {step.format(x=element)} "
+            f"{out}[i] = {result.format(r=reduced)};")
