@@ -5,9 +5,10 @@ compose `x * torch.sigmoid(x)` from those pieces often drops one (`x * (1.0f + e
 where the description's forward is a single `return` of an element-wise expression over inputs
 of out's own shape (arithmetic, constants, self attributes the constructor sets, and the
 glossary's element-wise calls), the prompt also gets that expression for one element, in the
-tensors' dtype: `out[i] = x[i] * (1.0f / (1.0f + expf(-x[i])))`. Anything else (a reduction,
-a broadcast, a call it does not know, a statement before the return) gives no line: a wrong
-line would mislead more than none.
+tensors' dtype: `out[i] = x[i] * (1.0f / (1.0f + expf(-x[i])))`. A reduction or scan along one
+dim gets its loop instead (along_dim). Anything else (a broadcast, a call it does not know, a
+statement before the return, a Model cut short in the description) gives no line: a wrong line
+would mislead more than none.
 """
 
 from __future__ import annotations
@@ -69,13 +70,16 @@ def _only_docstring(text: str) -> bool:
 
 def _longest_expression(text: str) -> ast.expr | None:
     """The longest prefix of `text`, cut at a space, that parses as one expression (the
-    description is one line: the forward's return runs into whatever follows it)."""
+    description is one line: the forward's return runs into whatever follows it). None where
+    the import cut the Model short right after it ('... (the rest is in problem.py)'): the
+    expression may go on."""
     cuts = [len(text)] + [m.start() for m in re.finditer(r"\s", text)][::-1]
     for cut in cuts:
         try:
-            return ast.parse(text[:cut].strip(), mode="eval").body
+            parsed = ast.parse(text[:cut].strip(), mode="eval").body
         except (SyntaxError, ValueError, RecursionError):
             continue
+        return None if text[cut:].lstrip().startswith("...") else parsed
     return None
 
 

@@ -135,6 +135,7 @@ def test_the_line_is_in_the_tensors_dtype() -> None:
     "def forward(self, x): return torch.relu(x) * self.unknown",
     "def forward(self, x): return torch.softmax(x, dim=1)",
     "def forward(self, x): return torch.cumsum(x.flip(0), dim=0).flip(0)",
+    "def forward(self, x): return torch.relu(x) + 0.5 ... (the rest is in problem.py)",
 ])
 def test_a_forward_that_is_not_one_element_wise_expression_gets_no_line(forward: str) -> None:
     description = ("Compute what the Model's forward gives for the inputs x (float32, shape r x "
