@@ -1,5 +1,5 @@
 """A Model's forward that reduces or scans one float32 tensor along one dim, as the loop one
-thread of out runs, for the glossary (glossary.hints through per_element).
+thread of out runs, for the prompt's glossary (per_element.hints).
 
 KernelBench's reductions over a dim failed for the shipped adapter in one way above all: the
 kernel indexes out as if it kept the reduced dim and writes past it. The glossary's "the sum

@@ -12,7 +12,7 @@ import re
 
 from app.assist.model.adapters import CARD_KEY as CARD_KEY
 from app.assist.prompting.candidates import answer_prefix
-from app.assist.prompting.glossary import hints
+from app.assist.prompting.per_element import hints
 from app.spec.model import Spec
 
 STYLE = "compact-v1"

@@ -146,7 +146,7 @@ def hints(description: str, limit: int = MAX_LINES) -> list[str]:
     """The heading and one line per PyTorch call the description names (at most `limit`), or
     [] when it names none this glossary knows. The description may be one line (prompts get
     it so): calls are found in the text, not by parsing the whole of it."""
-    constants = _constants(description)
+    constants = model_constants(description)
     lines: list[str] = []
     seen: set[str] = set()
     for owner, name, call in _calls(description):
@@ -158,11 +158,6 @@ def hints(description: str, limit: int = MAX_LINES) -> list[str]:
         lines.append(_line(call, entry, constants, method=not is_module(owner)))
         if len(lines) == limit:
             break
-    # Imported here: per_element builds on this module's functions.
-    from app.assist.prompting.per_element import per_element
-    whole = per_element(description, constants)
-    if whole is not None:
-        lines.append(whole)
     return [HEADING, *lines] if lines else []
 
 
@@ -299,7 +294,7 @@ def _c_literal(text: str) -> str:
     return f"{number!r}f"
 
 
-def _constants(description: str) -> dict[str, str]:
+def model_constants(description: str) -> dict[str, str]:
     """Values of the Model's constructor parameters and of the attributes set from them: the
     defaults, overridden by what 'The Model is built as Model(...)' says."""
     params = _init_params(description)

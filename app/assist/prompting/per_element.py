@@ -1,4 +1,4 @@
-"""A Model's element-wise forward as one line of CUDA C, for the glossary (glossary.hints).
+"""A Model's element-wise forward as one line of CUDA C, after the glossary's lines (hints).
 
 The glossary says what each call computes with v for its input; a 135M model that must then
 compose `x * torch.sigmoid(x)` from those pieces often drops one (`x * (1.0f + expf(-x))`). So
@@ -20,7 +20,15 @@ import re
 from collections.abc import Callable
 
 from app.assist.prompting.along_dim import along_dim
-from app.assist.prompting.glossary import closing, element_form, is_module
+from app.assist.prompting.glossary import (
+    HEADING,
+    MAX_LINES,
+    closing,
+    element_form,
+    is_module,
+    model_constants,
+)
+from app.assist.prompting.glossary import hints as call_hints
 
 _FORWARD = re.compile(r"def forward\(")
 _SHAPED = re.compile(r"(\w+) \((float32|float16|bfloat16|int32|int64|uint8|bool), shape "
@@ -250,6 +258,16 @@ def _folded(node: ast.AST) -> float | None:
 _FOLD: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv, ast.Pow: operator.pow}
+
+
+def hints(description: str, limit: int = MAX_LINES) -> list[str]:
+    """The glossary's lines for the description's calls, then its per-element line when the
+    forward has one (under the glossary's heading either way); [] for neither."""
+    lines = call_hints(description, limit)
+    whole = per_element(description, model_constants(description))
+    if whole is None:
+        return lines
+    return [*(lines or [HEADING]), whole]
 
 
 def per_element(description: str, constants: dict[str, str]) -> str | None:

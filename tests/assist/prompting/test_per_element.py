@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.assist.prompting import glossary
+from app.assist.prompting import per_element
 from app.assist.tasks.kernelbench_folder import import_problem
 from app.assist.tasks.suite import load_task
 from app.engine.verify.runs import VerifyOptions
@@ -110,8 +110,8 @@ def test_the_line_copied_into_a_kernel_is_what_pytorch_computes(tmp_path: Path,
     problem.write_text(_problem(*PROBLEMS[name]))
     spec_path = import_problem(problem, tmp_path / "tasks")
     task = load_task(spec_path)
-    lines = [x for x in glossary.hints(task.description) if x.startswith("- per element")]
-    assert len(lines) == 1, glossary.hints(task.description)
+    lines = [x for x in per_element.hints(task.description) if x.startswith("- per element")]
+    assert len(lines) == 1, per_element.hints(task.description)
     spec = task.spec()
     (spec_path.parent / spec.source).write_text(_kernel(spec, lines[0]))
     verdict = verify_file(spec_path, VerifyOptions(backend="cpu"))
@@ -124,7 +124,7 @@ def test_the_line_is_in_the_tensors_dtype() -> None:
     description = ("Compute what the Model's forward gives for the inputs u (float16, shape n), "
                    "into out (float16, shape n). The Model (problem.py): class Model(nn.Module):"
                    " def forward(self, u): return torch.relu(u) * 2")
-    assert glossary.hints(description)[-1] == \
+    assert per_element.hints(description)[-1] == \
         "- per element: out[i] = __float2half(fmaxf(__half2float(u[i]), 0.0f) * 2.0f);"
 
 
@@ -142,4 +142,4 @@ def test_a_forward_that_is_not_one_element_wise_expression_gets_no_line(forward:
                    "c) and y (float32, shape c), into out (float32, shape r x c). The Model "
                    "(problem.py): class Model(nn.Module): def __init__(self): super().__init__()"
                    f" {forward}")
-    assert not any(x.startswith("- per element") for x in glossary.hints(description))
+    assert not any(x.startswith("- per element") for x in per_element.hints(description))
