@@ -192,10 +192,9 @@ class _Writer:
         written = [self.write(o) for o in operands[:len(names)]]
         if len(written) < len(names) or any(w is None for w in written):
             return None
-        for name, text in zip(names, written, strict=True):
-            assert text is not None
-            form = re.sub(rf"\b{name}\b", _wrap(text).replace("\\", "\\\\"), form)
-        return form
+        # All at once: an input written in for a may itself be named b (b[i]).
+        texts = {n: _wrap(t) for n, t in zip(names, written, strict=True) if t is not None}
+        return re.sub(r"\b(" + "|".join(names) + r")\b", lambda m: texts[m.group(1)], form)
 
 
 _COMPARISONS: dict[type, str] = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=",
