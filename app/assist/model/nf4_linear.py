@@ -43,6 +43,8 @@ class Variant:
     threads: int
     capability: tuple[int, int]  # the oldest GPU it runs on
     blocks_per_sm: int = 0  # blocks loop over tiles, this many an SM (0: a block a tile)
+    shared_bytes: int = 0  # dynamic shared memory a launch takes
+    options: tuple[str, ...] = ()  # compile options (-D settings of the source's macros)
 
     def grid(self, n: int, sm_count: int) -> int:
         """Blocks to launch for N rows of W on a GPU of `sm_count` SMs."""
@@ -79,7 +81,7 @@ class Nf4Gemv:
         into the GPU's primary context (the one torch works in)."""
         from app.compile.api import compile_file
 
-        result = compile_file(FOLDER / variant.source, arch=arch, options=[])
+        result = compile_file(FOLDER / variant.source, arch=arch, options=list(variant.options))
         if not result.ok or not result.cubin:
             raise KernelUnavailable(f"nf4_gemv did not compile for {arch}: {result.message}")
         try:
@@ -93,6 +95,11 @@ class Nf4Gemv:
         self.module = _check(driver.cuModuleLoadData(result.cubin), "loading the cubin")
         self.function = _check(driver.cuModuleGetFunction(self.module, b"nf4_gemv"),
                                "finding nf4_gemv")
+        if variant.shared_bytes:
+            # Static and dynamic shared memory past 48 KB a block needs the kernel's opt-in.
+            attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _check(driver.cuFuncSetAttribute(self.function, attribute, variant.shared_bytes),
+                   f"asking for {variant.shared_bytes} bytes of shared memory")
         self.arch, self.variant, self.sm_count = arch, variant, sm_count
 
     def launch(self, x: Any, layer: Nf4Layer, out: Any, rows: int, stream: int) -> None:
@@ -103,7 +110,8 @@ class Nf4Gemv:
         types = (ctypes.c_void_p,) * 5 + (ctypes.c_float, ctypes.c_void_p) + (ctypes.c_int,) * 3
         grid = self.variant.grid(layer.n, self.sm_count)
         _check(self.driver.cuLaunchKernel(self.function, grid, 1, 1, self.variant.threads, 1, 1,
-                                          0, stream, (values, types), 0), "launching nf4_gemv")
+                                          self.variant.shared_bytes, stream, (values, types), 0),
+               "launching nf4_gemv")
 
 
 @functools.cache

@@ -69,9 +69,11 @@ class PycudaBackend(Backend):
         try:
             if key not in self.modules:
                 self.modules[key] = cuda.module_from_buffer(request.cubin)
-            return self.modules[key].get_function(request.symbol)
+            function = self.modules[key].get_function(request.symbol)
         except cuda.Error as error:
             raise BackendError("load", f"cannot load kernel {request.symbol}: {error}") from None
+        _allow_shared(function, request.symbol, request.shared_bytes)
+        return function
 
     @staticmethod
     def _scalar(arg: ScalarArg) -> Any:
@@ -139,3 +141,21 @@ class PycudaBackend(Backend):
             self.context.detach()
         except cuda.Error:
             pass
+
+
+def _allow_shared(function: Any, symbol: str, shared_bytes: int) -> None:
+    """Let a launch take `shared_bytes` of dynamic shared memory: past 48 KB a block (static and
+    dynamic together) the kernel must opt in, and Hopper offers up to 227 KB."""
+    if shared_bytes <= 0:
+        return
+    try:
+        function.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
+    except cuda.Error as error:
+        static = function.get_attribute(cuda.function_attribute.SHARED_SIZE_BYTES)
+        most = cuda.Context.get_device().get_attribute(
+            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        raise BackendError(
+            "load", f"{symbol} asks for {shared_bytes} bytes of dynamic shared memory beside its "
+            f"{static} static bytes; this GPU gives a block at most {most} in all ({error}): lower "
+            "shared_bytes in the spec's [launch]") from None
+
