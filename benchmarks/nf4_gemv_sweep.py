@@ -35,25 +35,35 @@ from nf4_gemv_vs_bnb import SHAPES, layer, need_gpu, timed, units_apart, weight_
 from app.assist.model import nf4_linear  # noqa: E402
 
 
-def ring(split: int, chunk: int, stages: int, min_blocks: int) -> nf4_linear.Variant:
+def ring(split: int, chunk: int, stages: int, min_blocks: int,
+         registers: bool = False) -> nf4_linear.Variant:
     """The ring kernel at these settings, with the launch they need."""
     options = (f"-DSPLIT={split}", f"-DCHUNK={chunk}", f"-DSTAGES={stages}",
-               f"-DMIN_BLOCKS={min_blocks}")
+               f"-DMIN_BLOCKS={min_blocks}", f"-DDECODE_REGISTERS={int(registers)}")
     shared = split * stages * 16 * (chunk * 32 + 32)
     return nf4_linear.Variant("nf4_gemv_ring.cu", 16, split * 32, (8, 0), min_blocks, shared,
                               options)
 
 
+def direct(min_blocks: int, unroll: int, registers: bool) -> nf4_linear.Variant:
+    """nf4_gemv.cu (loads into registers) at these settings."""
+    options = (f"-DMIN_BLOCKS={min_blocks}", f"-DUNROLL={unroll}",
+               f"-DDECODE_REGISTERS={int(registers)}")
+    return nf4_linear.Variant("nf4_gemv.cu", 16, 256, (8, 0), min_blocks, 0, options)
+
+
 SETTINGS = {
     "shipped": nf4_linear.TENSOR_CORES,
-    "ring s8 c2 st4 b2": ring(8, 2, 4, 2),
-    "ring s8 c2 st3 b2": ring(8, 2, 3, 2),
-    "ring s8 c2 st6 b2": ring(8, 2, 6, 2),
-    "ring s8 c1 st8 b3": ring(8, 1, 8, 3),
-    "ring s8 c4 st3 b2": ring(8, 4, 3, 2),
-    "ring s8 c4 st4 b1": ring(8, 4, 4, 1),
-    "ring s4 c2 st6 b4": ring(4, 2, 6, 4),
-    "ring s16 c2 st4 b1": ring(16, 2, 4, 1),
+    "direct regs b3 u2": direct(3, 2, True),
+    "direct regs b4 u2": direct(4, 2, True),
+    "direct regs b2 u4": direct(2, 4, True),
+    "ring table s8 c4 st3 b2": ring(8, 4, 3, 2),
+    "ring regs s8 c4 st3 b2": ring(8, 4, 3, 2, True),
+    "ring regs s8 c2 st4 b3": ring(8, 2, 4, 3, True),
+    "ring regs s8 c2 st4 b4": ring(8, 2, 4, 4, True),
+    "ring regs s8 c4 st4 b2": ring(8, 4, 4, 2, True),
+    "ring regs s8 c2 st6 b3": ring(8, 2, 6, 3, True),
+    "ring regs s16 c2 st4 b2": ring(16, 2, 4, 2, True),
 }
 
 

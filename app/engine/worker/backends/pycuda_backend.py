@@ -62,9 +62,12 @@ class PycudaBackend(Backend):
     def _function(self, request: LaunchRequest) -> Any:
         """The kernel function, from a module cached by the cubin's hash."""
         if request.cubin is None:
-            if request.kernel_key in self.loaded:
-                return self.loaded[request.kernel_key]
-            raise BackendError("bad_request", "the pycuda backend needs a cubin")
+            if request.kernel_key not in self.loaded:
+                raise BackendError("bad_request", "the pycuda backend needs a cubin")
+            function = self.loaded[request.kernel_key]
+            # A loaded kernel's later launches may ask for another size (a spec's expression).
+            _allow_shared(function, request.symbol, request.shared_bytes)
+            return function
         key = hashlib.sha256(request.cubin).hexdigest()
         try:
             if key not in self.modules:
