@@ -54,8 +54,8 @@ def direct(min_blocks: int, unroll: int, registers: bool) -> nf4_linear.Variant:
 
 SETTINGS = {
     "shipped": nf4_linear.TENSOR_CORES,
+    "table b3 u2 (before)": direct(3, 2, False),
     "direct regs b3 u2": direct(3, 2, True),
-    "direct regs b4 u2": direct(4, 2, True),
     "direct regs b2 u4": direct(2, 4, True),
     "ring table s8 c4 st3 b2": ring(8, 4, 3, 2),
     "ring regs s8 c4 st3 b2": ring(8, 4, 3, 2, True),

@@ -19,7 +19,8 @@ from app.engine.verify.verifier import verify_file
 TEMPLATES = sorted(p.relative_to(RESOURCES / "kernels").as_posix()
                    for p in (RESOURCES / "kernels").glob("*/*.toml"))
 # Templates the CPU backend cannot emulate, and the reason its refusal must name.
-GPU_ONLY = {"nf4_gemv/nf4_gemv.toml": "inline assembly"}
+GPU_ONLY = {"nf4_gemv/nf4_gemv.toml": "inline assembly",
+            "nf4_gemv/nf4_gemv_ring.toml": "inline assembly"}
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "hostile"
 # The verdict each fixture must get here. shared_race is a mismatch on the CPU even without a
 # sanitizer: threads switch only at barriers, so the missing barrier always shows (its README).

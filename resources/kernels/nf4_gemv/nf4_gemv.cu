@@ -43,10 +43,10 @@
 #define UNROLL 2          // 64-weight blocks a lane loads before it multiplies them (at most 4)
 #endif
 #ifndef MIN_BLOCKS
-#define MIN_BLOCKS 3      // blocks an SM keeps
+#define MIN_BLOCKS 4      // blocks an SM keeps
 #endif
 #ifndef DECODE_REGISTERS
-#define DECODE_REGISTERS 0  // 1: codes worked out in registers (byte permutes), no table
+#define DECODE_REGISTERS 1  // 1: codes worked out in registers (byte permutes); 0: the table
 #endif
 #define TILE_N 16         // rows of W per block (the mma's M)
 #define PASS_M 8          // rows of x per pass (the mma's N)
