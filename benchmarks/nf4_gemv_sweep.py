@@ -57,6 +57,7 @@ SETTINGS = {
     "table b3 u2 (before)": direct(3, 2, False),
     "direct regs b3 u2": direct(3, 2, True),
     "direct regs b2 u4": direct(2, 4, True),
+    "direct table b4 u2": direct(4, 2, False),
     "ring table s8 c4 st3 b2": ring(8, 4, 3, 2),
     "ring regs s8 c4 st3 b2": ring(8, 4, 3, 2, True),
     "ring regs s8 c2 st4 b3": ring(8, 2, 4, 3, True),
@@ -84,10 +85,11 @@ def run_setting(kernel: nf4_linear.Nf4Gemv, nf4: nf4_linear.Nf4Layer, x: Any) ->
 
 
 def wrong_at_odd_shapes(kernels: dict[str, Any]) -> dict[str, str]:
-    """Settings whose result at some odd shape is more than 2.5 bf16 units from bitsandbytes'
-    product (the shipped kernel is at most 2.06 apart at the 7B shapes), with the first such
-    shape; and, as information, where a setting's result is not bit for bit the shipped one's
-    (expected only where it splits K differently)."""
+    """Settings whose result at some odd shape is further from bitsandbytes' product than the
+    shipped kernel's by more than half a bf16 unit (at K = 128 both products round differently
+    from the float64 sum, and 3 units apart was seen for every setting), with the first such
+    shape; and, as information, where a result is not bit for bit the shipped one's (expected
+    only where a setting splits K differently)."""
     import torch
 
     wrong: dict[str, str] = {}
@@ -102,10 +104,11 @@ def wrong_at_odd_shapes(kernels: dict[str, Any]) -> dict[str, str]:
             x = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
             theirs = model(x)
             shipped = run_setting(kernels["shipped"], nf4, x)
+            allowed = units_apart(shipped, theirs, x, model[0])[0] + 0.5
             for label, kernel in kernels.items():
                 ours = run_setting(kernel, nf4, x)
                 most = units_apart(ours, theirs, x, model[0])[0]
-                if label not in wrong and not most <= 2.5:
+                if label not in wrong and not most <= allowed:
                     wrong[label] = f"M={m} N={n} K={k}: {most:.2f} units from bitsandbytes"
                 if not torch.equal(ours, shipped):
                     print(json.dumps({"setting": label, "not_bitwise_shipped_at": [m, n, k]}))
@@ -167,7 +170,8 @@ def main() -> None:
         return
     for label, where in wrong_at_odd_shapes(kernels).items():
         print(json.dumps({"setting": label, "wrong_at": where}), flush=True)
-        del kernels[label]
+        if label != "shipped":
+            del kernels[label]
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
     flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
     rows: list[dict[str, Any]] = []
