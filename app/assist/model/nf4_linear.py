@@ -52,7 +52,7 @@ class Variant:
         return min(tiles, sm_count * self.blocks_per_sm) if self.blocks_per_sm else tiles
 
 
-TENSOR_CORES = Variant("nf4_gemv.cu", 16, 256, (8, 0), 4)  # 4 an SM: as the kernel is built
+TENSOR_CORES = Variant("nf4_gemv.cu", 16, 256, (8, 0), 3)  # 3 an SM: as the kernel is built
 CUDA_CORES = Variant("nf4_gemv_simt.cu", 4, 128, (0, 0))
 
 

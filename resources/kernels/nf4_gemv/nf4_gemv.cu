@@ -43,10 +43,7 @@
 #define UNROLL 2          // 64-weight blocks a lane loads before it multiplies them (at most 4)
 #endif
 #ifndef MIN_BLOCKS
-#define MIN_BLOCKS 4      // blocks an SM keeps
-#endif
-#ifndef DECODE_REGISTERS
-#define DECODE_REGISTERS 1  // 1: codes worked out in registers (byte permutes); 0: the table
+#define MIN_BLOCKS 3      // blocks an SM keeps
 #endif
 #define TILE_N 16         // rows of W per block (the mma's M)
 #define PASS_M 8          // rows of x per pass (the mma's N)
@@ -79,28 +76,6 @@ __device__ __forceinline__ float block_absmax(uint32_t code, const float* absmax
 __device__ __forceinline__ uint32_t codes_of(const char* table, uint32_t lane4, uint32_t word, int k) {
     const uint32_t v = k == 0 ? word << 7 : word >> (8 * k - 7);
     return *reinterpret_cast<const uint32_t*>(table + ((v & 0x7f80u) | lane4));
-}
-
-__device__ __forceinline__ uint32_t permute(uint32_t a, uint32_t b, uint32_t selector) {
-    uint32_t d;
-    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(selector));
-    return d;
-}
-
-// The bf16 codes of bytes 2 * half and 2 * half + 1 of `word`, as codes_of gives them, without
-// shared memory: the 16 codes' low bytes and high bytes are each four constant words, and a
-// byte permute picks one byte of eight for each of four nibbles at once; a nibble's top bit
-// (which of the two halves of the table) becomes a byte mask by a permute that replicates sign
-// bits; two more permutes interleave the low and high bytes into bf16 pairs, high nibble first.
-__device__ __forceinline__ void pair_codes(uint32_t word, int half, uint32_t& first, uint32_t& second) {
-    const uint32_t index = (half ? word >> 16 : word) & 0x7777u;
-    const uint32_t upper = permute(word << 4, word, half ? 0xFBEAu : 0xD9C8u);
-    const uint32_t low = (permute(0xad7c25a3u, 0x803910e2u, index) & upper)
-                         | (permute(0xca063280u, 0x00ba3d92u, index) & ~upper);
-    const uint32_t high = (permute(0x3e3e3e3du, 0x3f3f3f3eu, index) & upper)
-                          | (permute(0xbebfbfbfu, 0x00bdbebeu, index) & ~upper);
-    first = permute(low, high, 0x4051u);
-    second = permute(low, high, 0x6273u);
 }
 
 // Entry v * 32 + lane holds byte v's two codes as bf16 (high nibble in the low half). Warp w
@@ -167,17 +142,11 @@ __device__ __forceinline__ void stage(const Lane& at, int b0, int last, const ch
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             // Bytes 2j and 2j + 1 of the lane's 8: codes 4j..4j+3.
-#if DECODE_REGISTERS
-            uint32_t a[4];
-            pair_codes(lo[j >> 1], j & 1, a[0], a[2]);
-            pair_codes(hi[j >> 1], j & 1, a[1], a[3]);
-#else
             const int k = 2 * (j & 1);
             const uint32_t a[4] = {codes_of(table, lane4, lo[j >> 1], k),
                                    codes_of(table, lane4, hi[j >> 1], k),
                                    codes_of(table, lane4, lo[j >> 1], k + 1),
                                    codes_of(table, lane4, hi[j >> 1], k + 1)};
-#endif
             mma_block(a, xw[2 * j], xw[2 * j + 1], d);
         }
         if (!TAIL || b0 + u < last) {
@@ -196,11 +165,11 @@ extern "C" __global__ void __launch_bounds__(SPLIT * 32, MIN_BLOCKS) nf4_gemv(co
                                     const float* __restrict__ code2,
                                     const float* __restrict__ scale2, float offset,
                                     __nv_bfloat16* __restrict__ out, int M, int N, int K) {
-    __shared__ uint32_t pairs[DECODE_REGISTERS ? 1 : 256 * 32];
+    __shared__ uint32_t pairs[256 * 32];
     __shared__ float absmax_code[256];
     __shared__ float partial[SPLIT][32][4];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (!DECODE_REGISTERS) fill_table(pairs, warp, lane);
+    fill_table(pairs, warp, lane);
     for (int i = threadIdx.x; i < 256; i += blockDim.x) absmax_code[i] = code2[i];
     __syncthreads();
 

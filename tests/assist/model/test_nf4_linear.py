@@ -39,7 +39,7 @@ def test_layers_in_another_layout_are_named_and_left_alone() -> None:
     assert count == 0 and why is not None and "not NF4" in why
 
 
-@pytest.mark.parametrize("variant, registers", [(nf4_linear.TENSOR_CORES, 64),
+@pytest.mark.parametrize("variant, registers", [(nf4_linear.TENSOR_CORES, 85),
                                                  (nf4_linear.CUDA_CORES, 64)])
 def test_each_kernel_compiles_within_its_register_budget(variant: Any, registers: int) -> None:
     from app.compile.api import compile_file
@@ -47,7 +47,7 @@ def test_each_kernel_compiles_within_its_register_budget(variant: Any, registers
     result = compile_file(nf4_linear.FOLDER / variant.source, arch="sm_90", options=[])
     assert result.ok, result.message
     (kernel,) = result.kernels
-    # The tensor-core kernel keeps 4 blocks of 256 threads an SM (64 registers), the CUDA-core
+    # The tensor-core kernel keeps 3 blocks of 256 threads an SM (85 registers), the CUDA-core
     # one 8 blocks of 128 (64); spills would cost bandwidth.
     assert kernel.registers <= registers and kernel.spill_stores_bytes == 0
 
