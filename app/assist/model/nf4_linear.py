@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from app.base import paths
@@ -45,43 +45,20 @@ class Variant:
     blocks_per_sm: int = 0  # blocks loop over tiles, this many an SM (0: a block a tile)
     shared_bytes: int = 0  # dynamic shared memory a launch takes
     options: tuple[str, ...] = ()  # compile options (-D settings of the source's macros)
-    cluster: int = 1  # blocks of a cluster that split each tile's K (built with -DCLUSTER)
 
     def grid(self, n: int, sm_count: int) -> int:
-        """Blocks to launch for N rows of W on a GPU of `sm_count` SMs (a whole number of
-        clusters)."""
+        """Blocks to launch for N rows of W on a GPU of `sm_count` SMs."""
         tiles = -(-n // self.rows_per_block)
-        if not self.blocks_per_sm:
-            return tiles
-        return min(tiles, sm_count * self.blocks_per_sm // self.cluster) * self.cluster
+        return min(tiles, sm_count * self.blocks_per_sm) if self.blocks_per_sm else tiles
 
 
 TENSOR_CORES = Variant("nf4_gemv.cu", 16, 256, (8, 0), 3)  # 3 an SM: as the kernel is built
 CUDA_CORES = Variant("nf4_gemv_simt.cu", 4, 128, (0, 0))
 
 
-# Cluster sizes tried for layers with few rows (clusters need compute capability 9.0).
-CLUSTERS = (8, 4, 2)
-
-
-def clustered(size: int) -> Variant:
-    """The tensor-core kernel with `size` blocks of a cluster splitting each tile's K."""
-    return replace(TENSOR_CORES, capability=(9, 0), options=(f"-DCLUSTER={size}",), cluster=size)
-
-
-def variant_for(capability: tuple[int, int], n: int = 0, sm_count: int = 0) -> Variant:
-    """The fastest kernel a GPU of this compute capability runs for N rows of W. Where the
-    tiles of rows would leave resident blocks idle (a 7B model's key and value projections:
-    32 tiles for 396 blocks), the blocks of a cluster split each tile's K: the largest cluster
-    whose blocks still fit at once."""
-    if capability < TENSOR_CORES.capability:
-        return CUDA_CORES
-    resident = sm_count * TENSOR_CORES.blocks_per_sm
-    tiles = -(-n // TENSOR_CORES.rows_per_block)
-    for size in CLUSTERS:
-        if capability >= (9, 0) and n and tiles * size <= resident:
-            return clustered(size)
-    return TENSOR_CORES
+def variant_for(capability: tuple[int, int]) -> Variant:
+    """The fastest kernel a GPU of this compute capability runs."""
+    return TENSOR_CORES if capability >= TENSOR_CORES.capability else CUDA_CORES
 
 
 class KernelUnavailable(RuntimeError):
@@ -138,26 +115,15 @@ class Nf4Gemv:
 
 
 @functools.cache
-def kernel_for(device_index: int, n: int = 0) -> Nf4Gemv:
-    """The kernel for N rows of W on a GPU (cached: each variant is compiled and loaded once
-    per process; n = 0: the variant for many rows)."""
-    import torch
-
-    major, minor = torch.cuda.get_device_capability(device_index)
-    sm_count = torch.cuda.get_device_properties(device_index).multi_processor_count
-    return kernel_for_variant(device_index, variant_for((major, minor), n, sm_count))
-
-
-@functools.cache
-def kernel_for_variant(device_index: int, variant: Variant) -> Nf4Gemv:
-    """One loaded kernel per GPU and variant."""
+def kernel_for(device_index: int) -> Nf4Gemv:
+    """One loaded kernel per GPU (cached: compiling and loading happen once per process)."""
     import torch
 
     major, minor = torch.cuda.get_device_capability(device_index)
     sm_count = torch.cuda.get_device_properties(device_index).multi_processor_count
     with torch.cuda.device(device_index):
         torch.cuda.current_stream().synchronize()  # torch's context exists before we join it
-        return Nf4Gemv(f"sm_{major}{minor}", device_index, variant, sm_count)
+        return Nf4Gemv(f"sm_{major}{minor}", device_index, variant_for((major, minor)), sm_count)
 
 
 class Nf4Layer:
@@ -194,8 +160,8 @@ def _kernel_forward(layer: Nf4Layer, original: Any) -> Any:
             return original(x, *args, **kwargs)
         flat = x.reshape(rows, layer.k).contiguous()
         out = torch.empty((rows, layer.n), dtype=torch.bfloat16, device=x.device)
-        kernel_for(x.device.index or 0, layer.n).launch(
-            flat, layer, out, rows, torch.cuda.current_stream(x.device).cuda_stream)
+        kernel_for(x.device.index or 0).launch(flat, layer, out, rows,
+                                               torch.cuda.current_stream(x.device).cuda_stream)
         if layer.bias is not None:
             out += layer.bias.to(out.dtype)
         return out.view(*x.shape[:-1], layer.n)
@@ -242,8 +208,7 @@ def use_kernel(model: Any, any_gpu: bool = True) -> tuple[int, str | None]:
     if slower:
         return 0, slower
     try:
-        for n in sorted({layer.n for _, layer in checked}):
-            kernel_for(device_index, n)  # built now: a failure keeps bitsandbytes' path
+        kernel_for(device_index)
     except KernelUnavailable as error:
         return 0, str(error)
     for module, layer in checked:

@@ -45,15 +45,6 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 3      // blocks an SM keeps
 #endif
-#ifndef CLUSTER
-#define CLUSTER 1         // blocks of a cluster that split each tile's K between them (sm_90+)
-#endif
-#if CLUSTER > 1
-#include <cooperative_groups.h>
-#define CLUSTER_DIMS __cluster_dims__(CLUSTER, 1, 1)
-#else
-#define CLUSTER_DIMS
-#endif
 #define TILE_N 16         // rows of W per block (the mma's M)
 #define PASS_M 8          // rows of x per pass (the mma's N)
 #define SCALE_BLOCK 256   // absmax values per second-level scale
@@ -168,19 +159,7 @@ __device__ __forceinline__ void stage(const Lane& at, int b0, int last, const ch
     }
 }
 
-// Row `tile * TILE_N + g` (and the one 8 below) of out for x rows m0 + 2q and m0 + 2q + 1.
-__device__ __forceinline__ void write_rows(const float total[4], int tile, int m0, int M, int N,
-                                           __nv_bfloat16* out) {
-    const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-    const int row_low = tile * TILE_N + g, row_high = row_low + 8, m_first = m0 + 2 * q;
-    const bool has_low = row_low < N, has_high = row_high < N;
-    if (has_low && m_first < M) out[(size_t)m_first * N + row_low] = __float2bfloat16(total[0]);
-    if (has_low && m_first + 1 < M) out[(size_t)(m_first + 1) * N + row_low] = __float2bfloat16(total[1]);
-    if (has_high && m_first < M) out[(size_t)m_first * N + row_high] = __float2bfloat16(total[2]);
-    if (has_high && m_first + 1 < M) out[(size_t)(m_first + 1) * N + row_high] = __float2bfloat16(total[3]);
-}
-
-extern "C" __global__ void CLUSTER_DIMS __launch_bounds__(SPLIT * 32, MIN_BLOCKS) nf4_gemv(const __nv_bfloat16* __restrict__ x,
+extern "C" __global__ void __launch_bounds__(SPLIT * 32, MIN_BLOCKS) nf4_gemv(const __nv_bfloat16* __restrict__ x,
                                     const uint8_t* __restrict__ w,
                                     const uint8_t* __restrict__ absmax_q,
                                     const float* __restrict__ code2,
@@ -197,23 +176,9 @@ extern "C" __global__ void CLUSTER_DIMS __launch_bounds__(SPLIT * 32, MIN_BLOCKS
     const int g = lane >> 2, q = lane & 3;
     const int tiles = (N + TILE_N - 1) / TILE_N;
     const int blocks = K / 64;  // 64-weight blocks in a row
-    // Where few tiles would leave SMs idle, the CLUSTER blocks of a cluster take the same tiles
-    // and a part of K each; the first block adds their sums (through distributed shared memory).
-#if CLUSTER > 1
-    namespace cg = cooperative_groups;
-    const cg::cluster_group cluster = cg::this_cluster();
-    const int rank = (int)cluster.block_rank();
-    __shared__ float tile_sum[2][32][4];  // two, so that one barrier a tile is enough
-    int round = 0;
-#else
-    const int rank = 0;
-#endif
-    const int part = (blocks + CLUSTER - 1) / CLUSTER;
-    const int k_first = min(rank * part, blocks), k_last = min(k_first + part, blocks);
-    const int share = (k_last - k_first + SPLIT - 1) / SPLIT;
-    const int first = k_first + warp * share;
-    const int last = min(first + share, k_last);
-    const int group = blockIdx.x / CLUSTER, groups = gridDim.x / CLUSTER;
+    const int share = (blocks + SPLIT - 1) / SPLIT;
+    const int first = warp * share;
+    const int last = min(first + share, blocks);
     const char* table = reinterpret_cast<const char*>(pairs);
     const uint32_t lane4 = 4u * lane;
 
@@ -221,7 +186,7 @@ extern "C" __global__ void CLUSTER_DIMS __launch_bounds__(SPLIT * 32, MIN_BLOCKS
         // The row of x this lane feeds to the mma; its bf16 values 16q..16q+15 of each block.
         const int m = min(m0 + g, M - 1);
         const uint4* x_row = reinterpret_cast<const uint4*>(x + (size_t)m * K) + 2 * q;
-        for (int tile = group; tile < tiles; tile += groups) {
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             const int n_low = min(tile * TILE_N + g, N - 1), n_high = min(tile * TILE_N + g + 8, N - 1);
             // The lane's 8 bytes of a block: bytes 8q..8q+7 of its 32.
             const uint2* w_low = reinterpret_cast<const uint2*>(w + (size_t)n_low * (K / 2)) + q;
@@ -244,34 +209,14 @@ extern "C" __global__ void CLUSTER_DIMS __launch_bounds__(SPLIT * 32, MIN_BLOCKS
 #pragma unroll
                     for (int i = 0; i < 4; ++i) total[i] += partial[s][lane][i];
                 }
-#if CLUSTER > 1
-#pragma unroll
-                for (int i = 0; i < 4; ++i) tile_sum[round & 1][lane][i] = total[i];
-#else
-                write_rows(total, tile, m0, M, N, out);
-#endif
+                const int row_low = tile * TILE_N + g, row_high = row_low + 8, m_first = m0 + 2 * q;
+                const bool has_low = row_low < N, has_high = row_high < N;
+                if (has_low && m_first < M) out[(size_t)m_first * N + row_low] = __float2bfloat16(total[0]);
+                if (has_low && m_first + 1 < M) out[(size_t)(m_first + 1) * N + row_low] = __float2bfloat16(total[1]);
+                if (has_high && m_first < M) out[(size_t)m_first * N + row_high] = __float2bfloat16(total[2]);
+                if (has_high && m_first + 1 < M) out[(size_t)(m_first + 1) * N + row_high] = __float2bfloat16(total[3]);
             }
-#if CLUSTER > 1
-            // Every block's sum is in (and the partial sums read) before the first block adds
-            // them; a block's next tile writes the other buffer, and the one after waits at
-            // the next barrier until the first block has read this one.
-            cluster.sync();
-            if (rank == 0 && warp == 0) {
-                float total[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                for (int r = 0; r < CLUSTER; ++r) {
-                    const float* theirs = cluster.map_shared_rank(&tile_sum[round & 1][lane][0], r);
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) total[i] += theirs[i];
-                }
-                write_rows(total, tile, m0, M, N, out);
-            }
-            ++round;
-#else
             __syncthreads();  // the partial sums are read before the next tile writes them
-#endif
         }
     }
-#if CLUSTER > 1
-    cluster.sync();  // no block leaves while the first may still read its shared memory
-#endif
 }
