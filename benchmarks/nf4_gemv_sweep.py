@@ -5,17 +5,18 @@ Each setting (a source in resources/kernels/nf4_gemv and -D values of its macros
 they imply) is compiled, loaded and launched as the assistant launches it
 (app/assist/model/nf4_linear.py) on one bitsandbytes NF4 layer per shape. For each: the median
 time (CUDA events, L2 flushed before each sample, as benchmarks/nf4_gemv_vs_bnb.py times), the
-share of the copy ceiling given with --ceiling, and whether its result is bit for bit the
-shipped kernel's (the kernels promise the same sums in the same order) and how far it is from
-bitsandbytes' product in bf16 units.
+share of the copy ceiling given with --ceiling, whether its result is bit for bit the shipped
+kernel's (the kernels promise the same sums in the same order; a setting that splits K otherwise
+does not) and how far it is from bitsandbytes' product in bf16 units; then a layer's seven
+products by each setting.
 
     python benchmarks/nf4_gemv_sweep.py [--ceiling GBPS] [--samples 30] [--json OUT]
     python benchmarks/nf4_gemv_sweep.py --profile SETTING   # gate/up at M=1, 4 calls (for ncu)
 
 Before timing, each setting's result is compared with bitsandbytes' product at the odd shapes of
 nf4_gemv.toml's verify cases (one block, uneven shares of K, N not a multiple of 16, second and
-third passes over W, more tiles than blocks): a setting more than 2.5 bf16 units away is
-reported, not timed.
+third passes over W, more tiles than blocks): a setting more than half a bf16 unit further from
+it than the shipped kernel is reported, not timed.
 """
 
 from __future__ import annotations
@@ -53,7 +54,10 @@ def direct(min_blocks: int, unroll: int) -> nf4_linear.Variant:
 # Measured on an H100 on 2026-12-07 (with a byte-permute decode in registers, since removed: 4-9%
 # slower than the table): the ring as built (s8 c4 st3 b2) 3% faster than the shipped kernel at
 # one row over a layer's products, 15% slower at 8; the other ring settings then measured
-# (c2 st4 b2, c2 st3 b2, c4 st4 b1) slower at both.
+# (c2 st4 b2, c2 st3 b2, c4 st4 b1) slower at both. Also tried and taken back (commit 1ca190f):
+# each tile's K split over the blocks of a thread-block cluster, summed through distributed
+# shared memory: slower for every shape but k/v (7.68 us with clusters of 4 against 8.11),
+# whose 8 us are fixed costs, not idle SMs.
 SETTINGS = {
     "shipped": nf4_linear.TENSOR_CORES,
     "direct b2 u4": direct(2, 4),
