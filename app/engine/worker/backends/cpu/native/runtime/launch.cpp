@@ -12,8 +12,11 @@
 namespace ks {
 
 namespace {
-// Without an opt-in (cudaFuncSetAttribute) a GPU launch may use at most 48 KiB of shared memory.
-constexpr unsigned long long kSharedLimit = 48 * 1024;
+// The GPU (sm_90, as emulated): at most 48 KiB of static shared memory a kernel, and 227 KiB a
+// block in all, static and dynamic, once the kernel opts in past 48 KiB (the GPU backend opts a
+// kernel in to its launch's size).
+constexpr unsigned long long kStaticSharedLimit = 48 * 1024;
+constexpr unsigned long long kSharedLimit = 227 * 1024;
 // The kernel library's thread-local block holds its __shared__ variables plus the launcher's
 // anchor byte and alignment padding: at most this much more.
 constexpr size_t kTlsOverhead = 64;
@@ -90,9 +93,16 @@ std::string check_shape(const dim3& grid, const dim3& block, unsigned long long 
                  "limits (x < 2^31; y, z <= 65535)", grid.x, grid.y, grid.z);
         return text;
     }
+    if (static_shared > kStaticSharedLimit) {
+        snprintf(text, sizeof text, "too much shared memory: about %zu bytes static exceed the "
+                 "%llu a kernel may declare (more must be dynamic: extern __shared__ and "
+                 "shared_bytes)", static_shared, kStaticSharedLimit);
+        return text;
+    }
     if (shared + static_shared > kSharedLimit) {
         snprintf(text, sizeof text, "too much shared memory: %llu bytes dynamic + about %zu "
-                 "static exceed the %llu a launch may use", shared, static_shared, kSharedLimit);
+                 "static exceed the %llu a block may have (lower shared_bytes in the spec)",
+                 shared, static_shared, kSharedLimit);
         return text;
     }
     return "";
