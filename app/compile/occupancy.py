@@ -123,7 +123,8 @@ def _notes(resources: KernelResources, block_size: int, dynamic: int) -> tuple[s
                      "partly idle")
     if resources.shared_static_bytes + dynamic > DEFAULT_STATIC_LIMIT:
         notes.append("more than 48 KiB of shared memory per block needs "
-                     "cudaFuncSetAttribute(MaxDynamicSharedMemorySize) before launch")
+                     "cudaFuncSetAttribute(MaxDynamicSharedMemorySize) before launch (Kernel "
+                     "Studio's GPU backend sets it; your own host code must too)")
     if resources.spill_stores_bytes or resources.spill_loads_bytes:
         notes.append("registers spill to local memory")
     return tuple(notes)
