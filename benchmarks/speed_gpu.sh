@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The assistant's GPU paths on the lent GPU machine (issues 18 and 28):
-#   kernels:     source .device-kit/setup.sh && bash benchmarks/speed_gpu.sh kernels   (about 2
-#                minutes: both nf4_gemv kernels verified, benched at a 7B layer's four shapes at
-#                1 and 8 rows, and against bitsandbytes: benchmarks/nf4_gemv_vs_bnb.py)
+#   kernels:     source .device-kit/setup.sh && bash benchmarks/speed_gpu.sh kernels   (about 4
+#                minutes: the nf4_gemv kernels verified, benched at a 7B layer's four shapes at
+#                1 and 8 rows, against bitsandbytes (benchmarks/nf4_gemv_vs_bnb.py) and against
+#                each other's build settings (benchmarks/nf4_gemv_sweep.py))
 #   tests:       ... speed_gpu.sh tests   (the GPU tests of tests/assist/model, about 3 minutes)
 #   decode:      ... speed_gpu.sh decode  (the assistant bench below, about 6 minutes)
 # (no argument: all three, more than one call's 10 minutes.)
@@ -90,7 +91,7 @@ if [ "${1:-}" = "kernels" ] || [ "${1:-}" = "" ]; then
     stamp "nf4_gemv: verify both kernels, bench the tensor-core one against the CUDA-core one"
     dir=resources/kernels/nf4_gemv
     {
-        for spec in $dir/nf4_gemv.toml $dir/nf4_gemv_simt.toml; do
+        for spec in $dir/nf4_gemv.toml $dir/nf4_gemv_simt.toml $dir/nf4_gemv_ring.toml; do
             timeout 60 python3 -m app verify --backend pycuda --random-seeds 2 "$spec"; echo "verify $spec exit $?"
         done
         # The four projections of a 7B layer (Qwen2-7B), at 1 and 8 rows.
@@ -109,6 +110,11 @@ if [ "${1:-}" = "kernels" ] || [ "${1:-}" = "" ]; then
         --json "$out/nf4_gemv_vs_bnb.json" > "$out/nf4_gemv_vs_bnb.txt" 2>&1
     echo "exit $?" >> "$out/nf4_gemv_vs_bnb.txt"
     tail -12 "$out/nf4_gemv_vs_bnb.txt" | tee -a "$out/summary.txt"
+    stamp "nf4_gemv's build settings and the ring against each other"
+    timeout 150 python3 benchmarks/nf4_gemv_sweep.py ${ceiling:+--ceiling $ceiling} \
+        --json "$out/nf4_gemv_sweep.json" > "$out/nf4_gemv_sweep.txt" 2>&1
+    echo "exit $?" >> "$out/nf4_gemv_sweep.txt"
+    grep -v '^{"setting"' "$out/nf4_gemv_sweep.txt" | tail -6 | tee -a "$out/summary.txt"
 fi
 
 if [ "${1:-}" = "tests" ] || [ "${1:-}" = "" ]; then
