@@ -6,7 +6,8 @@ where the description's forward is a single `return` of an element-wise expressi
 of out's own shape (arithmetic, constants, self attributes the constructor sets, and the
 glossary's element-wise calls), the prompt also gets that expression for one element, in the
 tensors' dtype: `out[i] = x[i] * (1.0f / (1.0f + expf(-x[i])))`. A reduction or scan along one
-dim gets its loop instead (along_dim). Anything else (a broadcast, a call it does not know, a
+dim gets its loop instead (along_dim), and a matrix product its row-times-column loop
+(contraction). Anything else (a broadcast, a call it does not know, a
 statement before the return, a Model cut short in the description) gives no line: a wrong line
 would mislead more than none.
 """
@@ -20,6 +21,7 @@ import re
 from collections.abc import Callable
 
 from app.assist.prompting.along_dim import along_dim
+from app.assist.prompting.contraction import contraction
 from app.assist.prompting.glossary import (
     HEADING,
     MAX_LINES,
@@ -279,7 +281,8 @@ def per_element(description: str, constants: dict[str, str]) -> str | None:
     out = _output(description, known, names)
     if out is None or any(n not in known for n in names):
         return None
-    reduced = _along_dim(expression, names, known, out, constants)
+    reduced = _along_dim(expression, names, known, out, constants) or \
+        contraction(expression, known, out)
     if reduced is not None:
         return reduced
     if any(known[n][1] != known[out][1] for n in names):

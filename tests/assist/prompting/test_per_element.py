@@ -3,9 +3,10 @@ expression over inputs of out's shape, or reduces or scans one tensor along a di
 written into a kernel as a model would copy it is what PyTorch computes (verified on the CPU
 backend against the problem's own forward, on signed inputs): compositions of the glossary's
 calls, math's constants folded, comparisons and torch.where/lerp/maximum over two inputs,
-integers; sums, arg-reductions, max(...)[0] and masked scans along a dim, negative dims too. A
-forward that softmaxes, flips, names an unknown dim or does more than return one expression
-gets no line."""
+integers; sums, arg-reductions, max(...)[0] and masked scans along a dim, negative dims too;
+matrix products with either side transposed, batched, or a triangle of them. A forward that
+softmaxes, flips, names an unknown dim, multiplies what the line cannot spell or does more than
+return one expression gets no line."""
 
 from __future__ import annotations
 
@@ -140,6 +141,81 @@ def test_the_line_is_in_the_tensors_dtype() -> None:
 def test_a_forward_that_is_not_one_element_wise_expression_gets_no_line(forward: str) -> None:
     description = ("Compute what the Model's forward gives for the inputs x (float32, shape r x "
                    "c) and y (float32, shape c), into out (float32, shape r x c). The Model "
+                   "(problem.py): class Model(nn.Module): def __init__(self): super().__init__()"
+                   f" {forward}")
+    assert not any(x.startswith("- per element") for x in per_element.hints(description))
+
+
+def _matmul_problem(forward: str, inputs: str) -> str:
+    return textwrap.dedent(f'''\
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            """Matrix products."""
+            def __init__(self):
+                super().__init__()
+
+            def forward(self, A, B):
+                return {forward}
+
+
+        M = 5
+        K = 7
+        N = 6
+        b = 3
+        k = 4
+
+
+        def get_inputs():
+            return {inputs}
+
+
+        def get_init_inputs():
+            return []
+        ''')
+
+
+# (forward, inputs): transposes on either side, a batch with a size named like the loop's
+# index (KernelBench's bmm), a batch of any leading dims times a matrix, a triangle kept.
+MATMULS = {
+    "Transposed_A": ("torch.matmul(A.T, B)", "[torch.randn(K, M), torch.randn(K, N)]"),
+    "Transposed_B": ("A @ B.t()", "[torch.randn(M, K), torch.randn(N, K)]"),
+    "Transposed_Both": ("torch.mm(A.transpose(0, 1), B.transpose(-2, -1))",
+                        "[torch.randn(K, M), torch.randn(N, K)]"),
+    "Batched_Size_k": ("torch.bmm(A, B)", "[torch.randn(b, M, k), torch.randn(b, k, N)]"),
+    "Leading_Dims": ("torch.matmul(A, B)", "[torch.randn(b, M, K), torch.randn(K, N)]"),
+    "Upper": ("torch.triu(torch.matmul(A, B))", "[torch.randn(M, K), torch.randn(K, M)]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATMULS))
+def test_a_matrix_products_line_copied_into_a_kernel_is_what_pytorch_computes(
+        tmp_path: Path, name: str) -> None:
+    problem = tmp_path / "level1" / f"1_{name}.py"
+    problem.parent.mkdir()
+    problem.write_text(_matmul_problem(*MATMULS[name]))
+    spec_path = import_problem(problem, tmp_path / "tasks")
+    task = load_task(spec_path)
+    lines = [x for x in per_element.hints(task.description) if x.startswith("- per element")]
+    assert len(lines) == 1 and "one row times one column" in lines[0], \
+        per_element.hints(task.description)
+    spec = task.spec()
+    (spec_path.parent / spec.source).write_text(_kernel(spec, lines[0]))
+    verdict = verify_file(spec_path, VerifyOptions(backend="cpu"))
+    assert verdict.passed, lines[0] + "\n" + verdict.describe()
+
+
+@pytest.mark.parametrize("forward", [
+    "def forward(self, A, B): return torch.matmul(A, B.T)",  # B is (K, N): the sizes disagree
+    "def forward(self, A, B): return torch.diag(A) @ B",
+    "def forward(self, A, B): return torch.matmul(A, B) * 2",
+    "def forward(self, A, B): return torch.bmm(A.transpose(1, 2), B)",  # a batch transposed
+])
+def test_a_product_the_line_cannot_spell_gets_no_line(forward: str) -> None:
+    description = ("Compute what the Model's forward gives for the inputs A (float32, shape M x "
+                   "K) and B (float32, shape K x N), into out (float32, shape M x N). The Model "
                    "(problem.py): class Model(nn.Module): def __init__(self): super().__init__()"
                    f" {forward}")
     assert not any(x.startswith("- per element") for x in per_element.hints(description))
