@@ -103,12 +103,12 @@ def _kernel(spec: Spec, line: str) -> str:
             "    }\n}\n")
 
 
-@pytest.mark.parametrize("name", sorted(PROBLEMS))
-def test_the_line_copied_into_a_kernel_is_what_pytorch_computes(tmp_path: Path,
-                                                                 name: str) -> None:
+def _copied_line_verifies(tmp_path: Path, name: str, source: str) -> str:
+    """Import the problem, take its one per-element line, write it into a kernel and verify
+    that against the problem's forward on the CPU backend; the line."""
     problem = tmp_path / "level1" / f"1_{name}.py"
     problem.parent.mkdir()
-    problem.write_text(_problem(*PROBLEMS[name]))
+    problem.write_text(source)
     spec_path = import_problem(problem, tmp_path / "tasks")
     task = load_task(spec_path)
     lines = [x for x in per_element.hints(task.description) if x.startswith("- per element")]
@@ -117,8 +117,15 @@ def test_the_line_copied_into_a_kernel_is_what_pytorch_computes(tmp_path: Path,
     (spec_path.parent / spec.source).write_text(_kernel(spec, lines[0]))
     verdict = verify_file(spec_path, VerifyOptions(backend="cpu"))
     assert verdict.passed, lines[0] + "\n" + verdict.describe()
+    return lines[0]
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_the_line_copied_into_a_kernel_is_what_pytorch_computes(tmp_path: Path,
+                                                                 name: str) -> None:
+    line = _copied_line_verifies(tmp_path, name, _problem(*PROBLEMS[name]))
     if name == "Where_Lerp":  # the constructor's value, not its default
-        assert "/ 4.0f" in lines[0] and "0.25f" in lines[0]
+        assert "/ 4.0f" in line and "0.25f" in line
 
 
 def test_the_line_is_in_the_tensors_dtype() -> None:
@@ -193,18 +200,8 @@ MATMULS = {
 @pytest.mark.parametrize("name", sorted(MATMULS))
 def test_a_matrix_products_line_copied_into_a_kernel_is_what_pytorch_computes(
         tmp_path: Path, name: str) -> None:
-    problem = tmp_path / "level1" / f"1_{name}.py"
-    problem.parent.mkdir()
-    problem.write_text(_matmul_problem(*MATMULS[name]))
-    spec_path = import_problem(problem, tmp_path / "tasks")
-    task = load_task(spec_path)
-    lines = [x for x in per_element.hints(task.description) if x.startswith("- per element")]
-    assert len(lines) == 1 and "one row times one column" in lines[0], \
-        per_element.hints(task.description)
-    spec = task.spec()
-    (spec_path.parent / spec.source).write_text(_kernel(spec, lines[0]))
-    verdict = verify_file(spec_path, VerifyOptions(backend="cpu"))
-    assert verdict.passed, lines[0] + "\n" + verdict.describe()
+    line = _copied_line_verifies(tmp_path, name, _matmul_problem(*MATMULS[name]))
+    assert "one row times one column" in line
 
 
 @pytest.mark.parametrize("forward", [
