@@ -121,14 +121,15 @@ def contraction(expression: ast.expr, known: dict[str, tuple[str, str]],
     if len(a) == 3 and len(b) == 3 and a[0] == b[0] and found[2] is None:
         rows, cols = a[1], b[2]
         head = f"int b = i / ({rows} * {cols}), row = (i / {cols}) % {rows}, col = i % {cols}; "
-        batch = "b"
+        batch, shape = "b", [a[0], a[1], b[2]]
     elif len(b) == 2 and (len(a) == 2 or found[2] is None):
         # Leading dims of a batch times a matrix are rows of one product.
         rows, cols = _product(a[:-1]), b[1]
-        head, batch = f"int row = i / {cols}, col = i % {cols}; ", ""
+        head, batch, shape = f"int row = i / {cols}, col = i % {cols}; ", "", [*a[:-1], b[1]]
     else:
         return None
-    if {"b", "row", "col"} & taken:
+    used = {"i", "s", "row", "col"} | ({"b"} if batch else set())
+    if used & taken or known[out][1].split(" x ") != shape:
         return None
     term = f"{left.name}[{_left_index(left, batch, 'row', k)}] * " \
            f"{right.name}[{_right_index(right, batch, k, 'col')}]"

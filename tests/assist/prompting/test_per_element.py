@@ -216,3 +216,13 @@ def test_a_product_the_line_cannot_spell_gets_no_line(forward: str) -> None:
                    "(problem.py): class Model(nn.Module): def __init__(self): super().__init__()"
                    f" {forward}")
     assert not any(x.startswith("- per element") for x in per_element.hints(description))
+
+
+def test_a_product_whose_out_has_another_shape_gets_no_line() -> None:
+    description = ("Compute what the Model's forward gives for the inputs A (float32, shape M x "
+                   "K) and B (float32, shape K x N), into out (float32, shape N x M). The Model "
+                   "(problem.py): class Model(nn.Module): def forward(self, A, B): "
+                   "return torch.matmul(A, B)")
+    assert not any(x.startswith("- per element") for x in per_element.hints(description))
+    fitting = description.replace("shape N x M", "shape M x N")
+    assert per_element.hints(fitting)[-1].startswith("- per element (each sums one row")
