@@ -281,7 +281,7 @@ def spec_text(problem: Problem, plan_: Plan, name: str) -> str:
     cases = plan_.cases if plan_.scalars else plan_.cases[:1]
     lines += ["[verify]", "cases = [" + ", ".join(_case_text(c) for c in cases) + "]",
               "seeds = 2"]
-    rtol = tolerance(plan_)
+    rtol = tolerance(plan_, problem.model_source)
     if rtol is not None and any(b.dtype.startswith(("float", "bfloat")) for b in plan_.outputs):
         lines += ["# Sums of many terms: their order differs between the kernel and PyTorch.",
                   f"rtol = {rtol:g}", f"atol = {rtol:g}"]

@@ -258,3 +258,34 @@ def test_inputs_drawn_from_zero_to_one_are_verified_on_negative_values_where_for
     logged = elu.replace("torch.nn.functional.elu(x)", "torch.log(x)")
     kept = import_problem(_write(tmp_path, "log_like", logged), tmp_path / "tasks").read_text()
     assert 'init = "uniform"' in kept and "negative values" not in kept
+
+
+SQUARE_PRODUCT = HEADER + textwrap.dedent('''\
+    class Model(nn.Module):
+        """Lower triangle of a product of square matrices."""
+        def __init__(self):
+            super().__init__()
+
+        def forward(self, A, B):
+            return torch.tril(A @ B)
+
+    M = 40
+
+    def get_inputs():
+        return [torch.tril(torch.randn(M, M)), torch.tril(torch.randn(M, M))]
+
+    def get_init_inputs():
+        return []
+    ''')
+
+
+def test_a_product_of_square_matrices_is_checked_as_a_sum_of_many_terms(tmp_path: Path) -> None:
+    # out has its inputs' shape, so only the forward's source says that each element sums M
+    # products (in another order than PyTorch's): 1e-4, as for other products and weights.
+    spec = load_task(import_problem(_write(tmp_path / "p", "1_Tril", SQUARE_PRODUCT),
+                                    tmp_path / "tasks")).spec()
+    assert (spec.rtol, spec.atol) == (1e-4, 1e-4)
+    same_shape = SQUARE_PRODUCT.replace("torch.tril(A @ B)", "torch.tril(A * B)")
+    spec = load_task(import_problem(_write(tmp_path / "q", "2_Tril", same_shape),
+                                    tmp_path / "tasks2")).spec()
+    assert (spec.rtol, spec.atol) == (None, None)  # element-wise: the dtype's defaults
