@@ -263,7 +263,8 @@ def _outputs(infos: list[dict[str, Any]], dims: Dims, names: list[str]) -> list[
 
 # Calls that sum many products in a forward without weights of its own.
 _CONTRACTIONS = re.compile(r"\btorch\.(matmul|mm|bmm|einsum|tensordot|baddbmm|addmm|addbmm|"
-                           r"chain_matmul|inner|outer)\b|\bF\.(linear|conv\w*)\b|[\w)\]][ \t]*@[ \t]*\w")
+                           r"chain_matmul|inner)\b|\bF\.(linear|conv\w*)\b|"
+                           r"[\w)\]][ \t]*@[ \t]*\w")
 
 
 def tolerance(plan_: Plan, forward_source: str = "") -> float | None:
