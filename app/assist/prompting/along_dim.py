@@ -62,9 +62,16 @@ def _dim(call: ast.Call, method: bool, constants: dict[str, str]) -> int | None:
         return None
 
 
-def _product(sizes: list[str]) -> str:
+def product(sizes: list[str]) -> str:
     """Sizes multiplied, bracketed when more than one; '1' for none."""
     return "1" if not sizes else sizes[0] if len(sizes) == 1 else f"({' * '.join(sizes)})"
+
+
+def plain_sizes(shape: str) -> list[str] | None:
+    """A description's shape ('n x 4') as its sizes, when each is a name or a number (a loop
+    line can use them as they are), else None."""
+    sizes = shape.split(" x ")
+    return sizes if all(s.isidentifier() or s.isdigit() for s in sizes) else None
 
 
 def along_dim(expression: ast.expr, shape: list[str], out: str, is_module: Callable[[str], bool],
@@ -85,7 +92,7 @@ def along_dim(expression: ast.expr, shape: list[str], out: str, is_module: Calla
             any(k.arg not in ("dim", "keepdim") for k in call.keywords):
         return None
     dim %= len(shape)
-    reduced, inner = shape[dim], _product(shape[dim + 1:])
+    reduced, inner = shape[dim], product(shape[dim + 1:])
     # Output element i: o counts the dims before `dim`, n those after; in a scan p is i's
     # position along it.
     if inner == "1":

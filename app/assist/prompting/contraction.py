@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from app.assist.prompting.along_dim import plain_sizes, product
+
 _PRODUCTS = ("matmul", "mm", "bmm")
 
 
@@ -57,10 +59,8 @@ def _operand(node: ast.expr, known: dict[str, tuple[str, str]]) -> _Operand | No
     if not isinstance(inner, ast.Name) or inner.id not in known:
         return None
     dtype, shape = known[inner.id]
-    sizes = shape.split(" x ")
-    if dtype != "float32" or any(not (s.isidentifier() or s.isdigit()) for s in sizes):
-        return None
-    if len(sizes) < 2 or (transposed and len(sizes) != 2):
+    sizes = plain_sizes(shape)
+    if dtype != "float32" or sizes is None or len(sizes) < 2 or (transposed and len(sizes) != 2):
         return None
     return _Operand(inner.id, sizes, transposed)
 
@@ -78,11 +78,6 @@ def _factors(node: ast.expr) -> tuple[ast.expr, ast.expr, str | None] | None:
             len(node.args) == 2 and not node.keywords:
         return node.args[0], node.args[1], keep
     return None
-
-
-def _product(sizes: list[str]) -> str:
-    """Sizes multiplied, bracketed when more than one."""
-    return sizes[0] if len(sizes) == 1 else f"({' * '.join(sizes)})"
 
 
 def _left_index(left: _Operand, batch: str, row: str, k: str) -> str:
@@ -115,8 +110,9 @@ def contraction(expression: ast.expr, known: dict[str, tuple[str, str]],
     a, b = left.logical(), right.logical()
     if a[-1] != b[-2]:
         return None
+    out_sizes = known[out][1].split(" x ")
     # The loop's names must not be an input's or a size's (KernelBench's bmm has a size k).
-    taken = {left.name, right.name, out, *left.sizes, *right.sizes, *known[out][1].split(" x ")}
+    taken = {left.name, right.name, out, *left.sizes, *right.sizes, *out_sizes}
     k = next(n for n in ("k", "p", "q", "kk") if n not in taken)
     if len(a) == 3 and len(b) == 3 and a[0] == b[0] and found[2] is None:
         rows, cols = a[1], b[2]
@@ -124,12 +120,12 @@ def contraction(expression: ast.expr, known: dict[str, tuple[str, str]],
         batch, shape = "b", [a[0], a[1], b[2]]
     elif len(b) == 2 and (len(a) == 2 or found[2] is None):
         # Leading dims of a batch times a matrix are rows of one product.
-        rows, cols = _product(a[:-1]), b[1]
+        rows, cols = product(a[:-1]), b[1]
         head, batch, shape = f"int row = i / {cols}, col = i % {cols}; ", "", [*a[:-1], b[1]]
     else:
         return None
     used = {"i", "s", "row", "col"} | ({"b"} if batch else set())
-    if used & taken or known[out][1].split(" x ") != shape:
+    if used & taken or out_sizes != shape:
         return None
     term = f"{left.name}[{_left_index(left, batch, 'row', k)}] * " \
            f"{right.name}[{_right_index(right, batch, k, 'col')}]"

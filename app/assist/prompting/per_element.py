@@ -20,7 +20,7 @@ import operator
 import re
 from collections.abc import Callable
 
-from app.assist.prompting.along_dim import along_dim
+from app.assist.prompting.along_dim import along_dim, plain_sizes
 from app.assist.prompting.contraction import contraction
 from app.assist.prompting.glossary import (
     HEADING,
@@ -304,9 +304,8 @@ def _along_dim(expression: ast.expr, names: list[str], known: dict[str, tuple[st
                out: str, constants: dict[str, str]) -> str | None:
     """along_dim's line for a float32 forward (masks may be other dtypes) whose sizes are
     plain names or numbers."""
-    shape = known[names[0]][1].split(" x ") if names else []
-    if not shape or any(not (s.isidentifier() or s.isdigit()) for s in shape) or \
-            known[names[0]][0] != "float32" or known[out][0] not in ("float32", "int64"):
+    shape = plain_sizes(known[names[0]][1]) if names else None
+    if not shape or known[names[0]][0] != "float32" or known[out][0] not in ("float32", "int64"):
         return None
 
     def operand(index: str) -> Callable[[ast.AST], str | None]:
