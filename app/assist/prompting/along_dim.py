@@ -1,4 +1,4 @@
-"""A Model's forward that reduces or scans one float32 tensor along one dim, as the loop one
+"""A Model's forward that reduces or scans one float tensor along one dim, as the loop one
 thread of out runs, for the prompt's glossary (per_element.hints).
 
 KernelBench's reductions over a dim failed for the shipped adapter in one way above all: the
@@ -8,8 +8,8 @@ this line spells it out with the description's own sizes:
   o = i / dim2, n = i % dim2; float s = 0.0f; for (int k = 0; k < dim1; ++k)
   s += x[(o * dim1 + k) * dim2 + n]; out[i] = s;
 Handled: sum, mean, prod, max/amax, min/amin (torch.max(x, dim)[0] too), argmax, argmin,
-cumsum and cumprod, of a forward parameter or an element-wise product of parameters (a mask);
-anything else gives no line.
+cumsum and cumprod, of a forward parameter or an element-wise product of parameters (a mask),
+in float32 or half precision (read and written through float); anything else gives no line.
 """
 
 from __future__ import annotations
@@ -18,21 +18,47 @@ import ast
 from collections.abc import Callable
 
 Writer = Callable[[ast.AST], str | None]
+# How a half-precision element is read and written by the lines: math in float32.
+LOAD = {"float16": "__half2float({})", "bfloat16": "__bfloat162float({})"}
+STORE = {"float16": "__float2half({})", "bfloat16": "__float2bfloat16({})"}
+FLOATS = ("float32", "float16", "bfloat16")
 
+
+def same(text: str) -> str:
+    """A result written as it is (a line's `finish` where nothing is applied to it)."""
+    return text
+
+# The loop's own names ({s}, {m}, {b}, {k}) are filled in by _names: a size or tensor may be
+# called s, m, n or o itself.
 _REDUCE = {
-    "sum": ("float s = 0.0f;", "s += {x};", "s"),
-    "mean": ("float s = 0.0f;", "s += {x};", "s / {r}"),
-    "prod": ("float s = 1.0f;", "s *= {x};", "s"),
-    "max": ("float m = -INFINITY;", "m = fmaxf(m, {x});", "m"),
-    "amax": ("float m = -INFINITY;", "m = fmaxf(m, {x});", "m"),
-    "min": ("float m = INFINITY;", "m = fminf(m, {x});", "m"),
-    "amin": ("float m = INFINITY;", "m = fminf(m, {x});", "m"),
-    "argmax": ("long long b = 0; float m = -INFINITY;",
-               "if ({x} > m) {{ m = {x}; b = k; }}", "b"),
-    "argmin": ("long long b = 0; float m = INFINITY;",
-               "if ({x} < m) {{ m = {x}; b = k; }}", "b"),
+    "sum": ("float {s} = 0.0f;", "{s} += {x};", "{s}"),
+    "mean": ("float {s} = 0.0f;", "{s} += {x};", "{s} / {r}"),
+    "prod": ("float {s} = 1.0f;", "{s} *= {x};", "{s}"),
+    "max": ("float {m} = -INFINITY;", "{m} = fmaxf({m}, {x});", "{m}"),
+    "amax": ("float {m} = -INFINITY;", "{m} = fmaxf({m}, {x});", "{m}"),
+    "min": ("float {m} = INFINITY;", "{m} = fminf({m}, {x});", "{m}"),
+    "amin": ("float {m} = INFINITY;", "{m} = fminf({m}, {x});", "{m}"),
+    "argmax": ("long long {b} = 0; float {m} = -INFINITY;",
+               "if ({x} > {m}) {{ {m} = {x}; {b} = {k}; }}", "{b}"),
+    "argmin": ("long long {b} = 0; float {m} = INFINITY;",
+               "if ({x} < {m}) {{ {m} = {x}; {b} = {k}; }}", "{b}"),
 }
-_SCAN = {"cumsum": ("float s = 0.0f;", "s += {x};"), "cumprod": ("float s = 1.0f;", "s *= {x};")}
+_SCAN = {"cumsum": ("float {s} = 0.0f;", "{s} += {x};"),
+         "cumprod": ("float {s} = 1.0f;", "{s} *= {x};")}
+# Each role's name, and the ones taken instead when the description uses it.
+_CHOICES = {"o": ("o", "outer", "o_"), "n": ("n", "inner", "n_"), "p": ("p", "pos", "p_"),
+            "k": ("k", "j", "kk"), "s": ("s", "acc", "s_"), "m": ("m", "best", "m_"),
+            "b": ("b", "at", "b_")}
+
+
+def _names(taken: set[str]) -> dict[str, str] | None:
+    """A name for each of the loop's roles that no tensor or size of the description has, or
+    None when i (every line's element index) is taken or a role finds none."""
+    if "i" in taken:
+        return None
+    names = {role: next((c for c in choices if c not in taken), "") for role, choices
+             in _CHOICES.items()}
+    return names if all(names.values()) else None
 
 
 def _call_of(node: ast.expr) -> ast.Call | None:
@@ -75,11 +101,15 @@ def plain_sizes(shape: str) -> list[str] | None:
 
 
 def along_dim(expression: ast.expr, shape: list[str], out: str, is_module: Callable[[str], bool],
-              constants: dict[str, str], operand: Callable[[str], Writer]) -> str | None:
+              constants: dict[str, str], operand: Callable[[str], Writer], taken: set[str],
+              finish: Callable[[str], str] = same) -> str | None:
     """The line for a reduction or scan of `expression` along one dim of `shape` (the first
-    tensor's sizes), or None. `operand(index)` writes the reduced operand at that index."""
+    tensor's sizes), or None. `operand(index)` writes the reduced operand at that index;
+    `taken` holds the description's tensor and size names (the loop's own names avoid them);
+    `finish` turns the result into what out[i] gets (a store, math applied after)."""
     call = _call_of(expression)
-    if call is None:
+    names = _names(taken)
+    if call is None or names is None:
         return None
     assert isinstance(call.func, ast.Attribute)
     name = call.func.attr
@@ -93,25 +123,26 @@ def along_dim(expression: ast.expr, shape: list[str], out: str, is_module: Calla
         return None
     dim %= len(shape)
     reduced, inner = shape[dim], product(shape[dim + 1:])
+    o, n, p, k = names["o"], names["n"], names["p"], names["k"]
     # Output element i: o counts the dims before `dim`, n those after; in a scan p is i's
     # position along it.
     if inner == "1":
-        where, index = "int o = i;", f"o * {reduced} + k"
+        where, index = f"int {o} = i;", f"{o} * {reduced} + {k}"
     else:
-        where, index = f"int o = i / {inner}, n = i % {inner};", \
-            f"(o * {reduced} + k) * {inner} + n"
+        where, index = f"int {o} = i / {inner}, {n} = i % {inner};", \
+            f"({o} * {reduced} + {k}) * {inner} + {n}"
     if name in _SCAN:
-        where = (f"int p = i % {reduced}, o = i / {reduced};" if inner == "1" else
-                 f"int n = i % {inner}, p = (i / {inner}) % {reduced}, o = i / ({inner} * "
+        where = (f"int {p} = i % {reduced}, {o} = i / {reduced};" if inner == "1" else
+                 f"int {n} = i % {inner}, {p} = (i / {inner}) % {reduced}, {o} = i / ({inner} * "
                  f"{reduced});")
     element = operand(index)(source)
     if element is None:
         return None
     if name in _SCAN:
-        start, step = _SCAN[name]
-        return (f"- per element: {where} {start} for (int k = 0; k <= p; ++k) "
-                f"{step.format(x=element)} {out}[i] = s;")
-    start, step, result = _REDUCE[name]
+        start, step = (part.format(x=element, **names) for part in _SCAN[name])
+        return (f"- per element: {where} {start} for (int {k} = 0; {k} <= {p}; ++{k}) "
+                f"{step} {out}[i] = {finish(names['s'])};")
+    start, step, result = (part.format(x=element, r=reduced, **names)
+                           for part in _REDUCE[name])
     return (f"- per element (each reduces one line of {reduced}): {where} {start} "
-            f"for (int k = 0; k < {reduced}; ++k) {step.format(x=element)} "
-            f"{out}[i] = {result.format(r=reduced)};")
+            f"for (int {k} = 0; {k} < {reduced}; ++{k}) {step} {out}[i] = {finish(result)};")

@@ -9,16 +9,17 @@ row and column lie in each input, with the description's own sizes:
   s += A[k * M + row] * B[k * N + col]; out[i] = s;
 Handled: torch.matmul, torch.mm, torch.bmm and @ of two inputs, each optionally transposed
 (.T, .t(), .transpose of the last two dims) when 2-D; a 3-D batch times a 3-D batch, or a
-batch (any leading dims) times a matrix; torch.triu / torch.tril of a 2-D product. Anything
-else gives no line.
+batch (any leading dims) times a matrix; torch.triu / torch.tril of a 2-D product; float32 or
+half precision (read through float, summed in float). Anything else gives no line.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.assist.prompting.along_dim import plain_sizes, product
+from app.assist.prompting.along_dim import FLOATS, LOAD, plain_sizes, product, same
 
 _PRODUCTS = ("matmul", "mm", "bmm")
 
@@ -31,6 +32,7 @@ class _Operand:
     name: str
     sizes: list[str]
     transposed: bool
+    dtype: str
 
     def logical(self) -> list[str]:
         """Its sizes as the product sees them."""
@@ -53,16 +55,17 @@ def _transposed(node: ast.expr) -> tuple[ast.expr, bool]:
 
 
 def _operand(node: ast.expr, known: dict[str, tuple[str, str]]) -> _Operand | None:
-    """An input, optionally transposed, that the description gives as float32 with plain
+    """An input, optionally transposed, that the description gives as a float type with plain
     sizes; a transpose only of a matrix (a batch's dims would be ambiguous)."""
     inner, transposed = _transposed(node)
     if not isinstance(inner, ast.Name) or inner.id not in known:
         return None
     dtype, shape = known[inner.id]
     sizes = plain_sizes(shape)
-    if dtype != "float32" or sizes is None or len(sizes) < 2 or (transposed and len(sizes) != 2):
+    if dtype not in FLOATS or sizes is None or len(sizes) < 2 or \
+            (transposed and len(sizes) != 2):
         return None
-    return _Operand(inner.id, sizes, transposed)
+    return _Operand(inner.id, sizes, transposed, dtype)
 
 
 def _factors(node: ast.expr) -> tuple[ast.expr, ast.expr, str | None] | None:
@@ -98,14 +101,15 @@ def _right_index(right: _Operand, batch: str, k: str, col: str) -> str:
     return f"{start} * {cols} + {col}"
 
 
-def contraction(expression: ast.expr, known: dict[str, tuple[str, str]],
-                out: str) -> str | None:
-    """The line for a matrix product of two inputs, or None."""
+def contraction(expression: ast.expr, known: dict[str, tuple[str, str]], out: str,
+                finish: Callable[[str], str] = same) -> str | None:
+    """The line for a matrix product of two inputs of out's dtype, or None; `finish` turns the
+    product into what out[i] gets (a store, math applied after)."""
     found = _factors(expression)
-    if found is None or known.get(out, ("", ""))[0] != "float32":
+    if found is None:
         return None
     left, right = _operand(found[0], known), _operand(found[1], known)
-    if left is None or right is None:
+    if left is None or right is None or not left.dtype == right.dtype == known[out][0]:
         return None
     a, b = left.logical(), right.logical()
     if a[-1] != b[-2]:
@@ -127,10 +131,11 @@ def contraction(expression: ast.expr, known: dict[str, tuple[str, str]],
     used = {"i", "s", "row", "col"} | ({"b"} if batch else set())
     if used & taken or out_sizes != shape:
         return None
-    term = f"{left.name}[{_left_index(left, batch, 'row', k)}] * " \
-           f"{right.name}[{_right_index(right, batch, k, 'col')}]"
+    load = LOAD.get(left.dtype, "{}")
+    term = load.format(f"{left.name}[{_left_index(left, batch, 'row', k)}]") + " * " + \
+        load.format(f"{right.name}[{_right_index(right, batch, k, 'col')}]")
     body = f"float s = 0.0f; for (int {k} = 0; {k} < {a[-1]}; ++{k}) s += {term}; "
     kept = {"triu": "row <= col ? s : 0.0f", "tril": "row >= col ? s : 0.0f"}.get(
         found[2] or "", "s")
     return f"- per element (each sums one row times one column over {a[-1]}): {head}{body}" \
-           f"{out}[i] = {kept};"
+           f"{out}[i] = {finish(kept)};"

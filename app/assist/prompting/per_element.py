@@ -20,7 +20,7 @@ import operator
 import re
 from collections.abc import Callable
 
-from app.assist.prompting.along_dim import along_dim, plain_sizes
+from app.assist.prompting.along_dim import FLOATS, LOAD, STORE, along_dim, plain_sizes
 from app.assist.prompting.contraction import contraction
 from app.assist.prompting.glossary import (
     HEADING,
@@ -37,10 +37,6 @@ _SHAPED = re.compile(r"(\w+) \((float32|float16|bfloat16|int32|int64|uint8|bool)
                      r"([^)]+)\)")
 _ANNOTATION = re.compile(r"\s*(->[^:]*)?:")
 MAX_RETURN = 400
-_FLOATS = ("float32", "float16", "bfloat16")
-# How a half-precision element is read and written: math in float32.
-_LOAD = {"float16": "__half2float({})", "bfloat16": "__bfloat162float({})"}
-_STORE = {"float16": "__float2half({})", "bfloat16": "__float2bfloat16({})"}
 _OPS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 
@@ -281,8 +277,7 @@ def per_element(description: str, constants: dict[str, str]) -> str | None:
     out = _output(description, known, names)
     if out is None or any(n not in known for n in names):
         return None
-    reduced = _along_dim(expression, names, known, out, constants) or \
-        contraction(expression, known, out)
+    reduced = _loop_line(expression, names, known, out, constants)
     if reduced is not None:
         return reduced
     if any(known[n][1] != known[out][1] for n in names):
@@ -290,28 +285,65 @@ def per_element(description: str, constants: dict[str, str]) -> str | None:
     dtype = known[out][0]
     if any(known[n][0] != dtype for n in names):
         return None
-    inputs = {n: _LOAD.get(dtype, "{}").format(f"{n}[i]") for n in names}
-    writer = _Writer(inputs, constants, dtype in _FLOATS)
+    inputs = {n: LOAD.get(dtype, "{}").format(f"{n}[i]") for n in names}
+    writer = _Writer(inputs, constants, dtype in FLOATS)
     text = writer.write(expression)
     if text is None:
         return None
     if text.startswith("(") and closing(text, 0) == len(text) - 1:
         text = text[1:-1]
-    return f"- per element: {out}[i] = {_STORE.get(dtype, '{}').format(text)};"
+    return f"- per element: {out}[i] = {STORE.get(dtype, '{}').format(text)};"
+
+
+# Stands for the loop's result while the math around it is written (a name, so never bracketed).
+_RESULT = "RESULT_"
+
+
+def _loop_line(expression: ast.expr, names: list[str], known: dict[str, tuple[str, str]],
+               out: str, constants: dict[str, str]) -> str | None:
+    """The loop line of a reduction, scan or matrix product: the whole return, or one call in
+    it with element-wise math of its result and constants around it (`torch.relu(A @ B) *
+    self.alpha`, `x.sum(dim=1) * 0.5`): that math is applied to the loop's result."""
+    store = STORE.get(known[out][0], "{}")
+    line = _along_dim(expression, names, known, out, constants, store.format) or \
+        contraction(expression, known, out, store.format)
+    if line is not None or known[out][0] not in FLOATS:
+        return line
+    whole = ast.unparse(expression)
+    for node in ast.walk(expression):
+        if node is expression or not isinstance(node, ast.Call | ast.Subscript | ast.BinOp):
+            continue
+        outside = ast.parse(whole.replace(ast.unparse(node), _RESULT), mode="eval").body
+        # The math around may use constants only: an input there would be read at out's index.
+        math = _Writer({_RESULT: _RESULT}, constants, True).write(outside)
+        if math is None:
+            continue
+
+        def finish(result: str, math: str = math) -> str:
+            return store.format(math.replace(_RESULT, _wrap(result)))
+
+        line = _along_dim(node, names, known, out, constants, finish) or \
+            contraction(node, known, out, finish)
+        if line is not None:
+            return line
+    return None
 
 
 def _along_dim(expression: ast.expr, names: list[str], known: dict[str, tuple[str, str]],
-               out: str, constants: dict[str, str]) -> str | None:
-    """along_dim's line for a float32 forward (masks may be other dtypes) whose sizes are
-    plain names or numbers."""
+               out: str, constants: dict[str, str], finish: Callable[[str], str]) -> str | None:
+    """along_dim's line for a forward whose first input is a float type (masks may be other
+    dtypes), out of that type or int64 (argmax), with sizes that are plain names or numbers."""
     shape = plain_sizes(known[names[0]][1]) if names else None
-    if not shape or known[names[0]][0] != "float32" or known[out][0] not in ("float32", "int64"):
+    dtype = known[names[0]][0] if names else ""
+    if not shape or dtype not in FLOATS or known[out][0] not in (dtype, "int64"):
         return None
 
     def operand(index: str) -> Callable[[ast.AST], str | None]:
-        return _Writer({n: f"{n}[{index}]" for n in names}, constants, True).write
+        return _Writer({n: LOAD.get(known[n][0], "{}").format(f"{n}[{index}]") for n in names},
+                       constants, True).write
 
-    return along_dim(expression, shape, out, is_module, constants, operand)
+    taken = {*known, *(size for _, sizes in known.values() for size in sizes.split(" x "))}
+    return along_dim(expression, shape, out, is_module, constants, operand, taken, finish)
 
 
 def _output(description: str, known: dict[str, tuple[str, str]], names: list[str]) -> str | None:

@@ -23,7 +23,8 @@ from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.verifier import verify_file
 from app.spec.model import Spec
 
-C_TYPES = {"float32": "float", "int32": "int", "int64": "long long"}
+C_TYPES = {"float32": "float", "int32": "int", "int64": "long long", "float16": "__half",
+           "bfloat16": "__nv_bfloat16"}
 
 
 def _problem(init: str, forward: str, inputs: str, init_inputs: str = "[]") -> str:
@@ -97,7 +98,10 @@ def _kernel(spec: Spec, line: str) -> str:
             params.append(f"int {arg.name}")
     out = next(a for a in spec.args if a.is_output)
     total = " * ".join(str(s) for s in out.shape)
-    return (f'extern "C" __global__ void {spec.entry}({", ".join(params)})\n{{\n'
+    dtypes = {a.dtype for a in spec.args}
+    includes = "".join(f"#include <{h}>\n" for d, h in (("float16", "cuda_fp16.h"),
+                                                        ("bfloat16", "cuda_bf16.h")) if d in dtypes)
+    return (f'{includes}extern "C" __global__ void {spec.entry}({", ".join(params)})\n{{\n'
             "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
             f"    if (i < {total}) {{\n        {re.sub(r'^- per element[^:]*: ', '', line)}\n"
             "    }\n}\n")
@@ -185,7 +189,8 @@ def _matmul_problem(forward: str, inputs: str) -> str:
 
 
 # (forward, inputs): transposes on either side, a batch with a size named like the loop's
-# index (KernelBench's bmm), a batch of any leading dims times a matrix, a triangle kept.
+# index (KernelBench's bmm), a batch of any leading dims times a matrix, a triangle kept, math
+# applied to a product or a reduction, half precision.
 MATMULS = {
     "Transposed_A": ("torch.matmul(A.T, B)", "[torch.randn(K, M), torch.randn(K, N)]"),
     "Transposed_B": ("A @ B.t()", "[torch.randn(M, K), torch.randn(N, K)]"),
@@ -194,6 +199,14 @@ MATMULS = {
     "Batched_Size_k": ("torch.bmm(A, B)", "[torch.randn(b, M, k), torch.randn(b, k, N)]"),
     "Leading_Dims": ("torch.matmul(A, B)", "[torch.randn(b, M, K), torch.randn(K, N)]"),
     "Upper": ("torch.triu(torch.matmul(A, B))", "[torch.randn(M, K), torch.randn(K, M)]"),
+    "Relu_Scaled": ("torch.relu(torch.matmul(A, B.T)) * 2.0",
+                    "[torch.randn(M, K), torch.randn(N, K)]"),
+    "Half_Batched_Tanh": ("torch.tanh(torch.bmm(A, B))", "[torch.randn(b, M, K).half(), "
+                          "torch.randn(b, K, N).half()]"),
+    "Sum_Over_Size_k_Halved": ("torch.sum(A * B, dim=2) * 0.5",
+                               "[torch.randn(b, M, k), torch.randn(b, M, k)]"),
+    "Bf16_Max_Over_b": ("torch.amax(A - B, dim=0)", "[torch.randn(b, M, k).bfloat16(), "
+                        "torch.randn(b, M, k).bfloat16()]"),
 }
 
 
@@ -201,13 +214,25 @@ MATMULS = {
 def test_a_matrix_products_line_copied_into_a_kernel_is_what_pytorch_computes(
         tmp_path: Path, name: str) -> None:
     line = _copied_line_verifies(tmp_path, name, _matmul_problem(*MATMULS[name]))
-    assert "one row times one column" in line
+    assert ("reduces one line" if "_Over_" in name else "one row times one column") in line
+
+
+def test_the_loops_names_are_not_the_descriptions() -> None:
+    """A size n and an output o (teach data has both) would be redeclared by the loop."""
+    description = ("Compute what the Model's forward gives for the inputs x (float32, shape m x "
+                   "n), into o (float32, shape n). The Model (problem.py): class Model(nn.Module):"
+                   " def forward(self, x): return torch.sum(x, dim=0) * 0.5")
+    assert per_element.hints(description)[-1] == (
+        "- per element (each reduces one line of m): int outer = i / n, inner = i % n; "
+        "float s = 0.0f; for (int k = 0; k < m; ++k) s += x[(outer * m + k) * n + inner]; "
+        "o[i] = s * 0.5f;")
 
 
 @pytest.mark.parametrize("forward", [
     "def forward(self, A, B): return torch.matmul(A, B.T)",  # B is (K, N): the sizes disagree
     "def forward(self, A, B): return torch.diag(A) @ B",
-    "def forward(self, A, B): return torch.matmul(A, B) * 2",
+    "def forward(self, A, B): return torch.matmul(A, B) + A",  # A read at out's index
+    "def forward(self, A, B): return torch.matmul(A, B) * self.unknown",
     "def forward(self, A, B): return torch.bmm(A.transpose(1, 2), B)",  # a batch transposed
 ])
 def test_a_product_the_line_cannot_spell_gets_no_line(forward: str) -> None:

@@ -1,0 +1,113 @@
+"""Every loop line the prompt gives (reductions, scans, matrix products, with the math around
+them) for the examples of teach data, copied alone into a kernel and verified against the
+example's own reference on the CPU backend. An adapter is taught to copy these lines: a wrong
+one would teach it a wrong kernel, so each must compute what the reference computes.
+
+    python benchmarks/loop_lines_check.py DATA.jsonl[.gz] ... [--limit N] [--json OUT.json]
+
+Exit 0 when every line verifies, 1 otherwise (the failing example, its line and the verdict).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import sys
+import tempfile
+import time
+import tomllib
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.assist.prompting import per_element  # noqa: E402
+from app.engine.verify.runs import Engine, VerifyOptions  # noqa: E402
+from app.engine.verify.verifier import verify_file  # noqa: E402
+from app.isolation import offline  # noqa: E402
+
+_LOOP = re.compile(r"^- per element[^:]*: (.*for \(int .*)$")
+
+
+def examples(paths: list[Path]) -> Iterator[dict[str, Any]]:
+    """The examples of teach data files (plain or gzip JSON lines)."""
+    for path in paths:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as lines:
+            yield from (json.loads(line) for line in lines if line.strip())
+
+
+def loop_line(example: dict[str, Any]) -> str | None:
+    """The example's loop line as C (the prompt's text after its label), or None."""
+    for hint in per_element.hints(example["description"]):
+        found = _LOOP.match(hint)
+        if found:
+            return found.group(1)
+    return None
+
+
+def kernel_of(example: dict[str, Any], line: str, total: str) -> str:
+    """The example's own kernel signature (and includes) with the line as the whole body."""
+    kernel = example["kernel"]
+    head = kernel[:kernel.index("{", kernel.index("__global__"))]
+    return (f"{head}{{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            f"    if (i < {total}) {{\n        {line}\n    }}\n}}\n")
+
+
+def check(example: dict[str, Any], line: str, folder: Path, engine: Engine) -> dict[str, Any]:
+    """Write the example's spec, reference and the line's kernel; verify; its row."""
+    folder.mkdir(parents=True)
+    spec_path = folder / f"{example['entry']}.toml"
+    spec_path.write_text(example["spec"], encoding="utf-8")
+    data = tomllib.loads(example["spec"])
+    (folder / data["reference"]["python"]).write_text(example["reference"], encoding="utf-8")
+    out = next(a for a in data["arg"] if a["kind"] == "out")
+    total = " * ".join(str(s) for s in out["shape"]) or "1"
+    (folder / data["kernel"]["source"]).write_text(kernel_of(example, line, total),
+                                                   encoding="utf-8")
+    started = time.perf_counter()
+    verdict = verify_file(spec_path, VerifyOptions(backend="cpu"), engine)
+    return {"entry": example["entry"], "family": example.get("family"), "line": line,
+            "passed": verdict.passed, "verdict": str(verdict.status),
+            "message": "" if verdict.passed else verdict.describe()[:400],
+            "seconds": round(time.perf_counter() - started, 2)}
+
+
+def main() -> int:
+    """Check the loop lines of the data files; print one line each and a summary."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", nargs="+", type=Path)
+    parser.add_argument("--limit", type=int, default=0, help="stop after this many lines")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    offline.enforce()
+    rows: list[dict[str, Any]] = []
+    with Engine() as engine, tempfile.TemporaryDirectory() as scratch:
+        for number, example in enumerate(examples(args.data)):
+            line = loop_line(example)
+            if line is None:
+                continue
+            row = check(example, line, Path(scratch) / str(number), engine)
+            rows.append(row)
+            print(f"{'ok ' if row['passed'] else 'BAD'} {row['family']:<12} "
+                  f"{row['entry']:<34} {row['seconds']:>6.2f} s  {row['message'][:90]}",
+                  flush=True)
+            if args.limit and len(rows) >= args.limit:
+                break
+    bad = [r for r in rows if not r["passed"]]
+    families = Counter(r["family"] for r in rows)
+    print(f"{len(rows) - len(bad)} of {len(rows)} loop lines verify ({dict(families)})")
+    for row in bad:
+        print(f"  {row['entry']}: {row['line']}\n    {row['message']}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
