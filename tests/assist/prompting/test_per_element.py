@@ -188,19 +188,17 @@ def _matmul_problem(forward: str, inputs: str) -> str:
         ''')
 
 
-# (forward, inputs): transposes on either side, a batch with a size named like the loop's
+# (forward, inputs): transposes on either side (.T, .t(), .transpose), a batch with a size named like the loop's
 # index (KernelBench's bmm), a batch of any leading dims times a matrix, a triangle kept, math
 # applied to a product or a reduction, half precision.
 MATMULS = {
-    "Transposed_A": ("torch.matmul(A.T, B)", "[torch.randn(K, M), torch.randn(K, N)]"),
-    "Transposed_B": ("A @ B.t()", "[torch.randn(M, K), torch.randn(N, K)]"),
     "Transposed_Both": ("torch.mm(A.transpose(0, 1), B.transpose(-2, -1))",
                         "[torch.randn(K, M), torch.randn(N, K)]"),
     "Batched_Size_k": ("torch.bmm(A, B)", "[torch.randn(b, M, k), torch.randn(b, k, N)]"),
     "Leading_Dims": ("torch.matmul(A, B)", "[torch.randn(b, M, K), torch.randn(K, N)]"),
     "Upper": ("torch.triu(torch.matmul(A, B))", "[torch.randn(M, K), torch.randn(K, M)]"),
-    "Relu_Scaled": ("torch.relu(torch.matmul(A, B.T)) * 2.0",
-                    "[torch.randn(M, K), torch.randn(N, K)]"),
+    "Relu_Scaled_Transposed": ("torch.relu(A.T @ B.t()) * 2.0",
+                               "[torch.randn(K, M), torch.randn(N, K)]"),
     "Half_Batched_Tanh": ("torch.tanh(torch.bmm(A, B))", "[torch.randn(b, M, K).half(), "
                           "torch.randn(b, K, N).half()]"),
     "Sum_Over_Size_k_Halved": ("torch.sum(A * B, dim=2) * 0.5",
