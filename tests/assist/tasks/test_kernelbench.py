@@ -289,3 +289,9 @@ def test_a_product_of_square_matrices_is_checked_as_a_sum_of_many_terms(tmp_path
     spec = load_task(import_problem(_write(tmp_path / "q", "2_Tril", same_shape),
                                     tmp_path / "tasks2")).spec()
     assert (spec.rtol, spec.atol) == (None, None)  # element-wise: the dtype's defaults
+    # In half precision the defaults (1e-2) already hold a sum's rounding; 1e-4 would fail a
+    # correct kernel by one rounding of its output.
+    half = SQUARE_PRODUCT.replace("torch.randn(M, M))", "torch.randn(M, M)).half()")
+    spec = load_task(import_problem(_write(tmp_path / "h", "3_Tril", half),
+                                    tmp_path / "tasks3")).spec()
+    assert spec.args[0].dtype == "float16" and (spec.rtol, spec.atol) == (None, None)
