@@ -188,9 +188,9 @@ def _matmul_problem(forward: str, inputs: str) -> str:
         ''')
 
 
-# (forward, inputs): transposes on either side (.T, .t(), .transpose), a batch with a size named like the loop's
-# index (KernelBench's bmm), a batch of any leading dims times a matrix, a triangle kept, math
-# applied to a product or a reduction, half precision.
+# (forward, inputs): transposes on either side (.T, .t(), .transpose), a batch with a size
+# named like the loop's index (KernelBench's bmm), a batch of any leading dims times a matrix,
+# a triangle kept, math applied to a product or a reduction, half precision.
 MATMULS = {
     "Transposed_Both": ("torch.mm(A.transpose(0, 1), B.transpose(-2, -1))",
                         "[torch.randn(K, M), torch.randn(N, K)]"),
