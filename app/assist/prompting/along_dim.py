@@ -28,7 +28,7 @@ def same(text: str) -> str:
     """A result written as it is (a line's `finish` where nothing is applied to it)."""
     return text
 
-# The loop's own names ({s}, {m}, {b}, {k}) are filled in by _names: a size or tensor may be
+# The loop's own names ({s}, {m}, {b}, {k}) are filled in by loop_names: a size or tensor may be
 # called s, m, n or o itself.
 _REDUCE = {
     "sum": ("float {s} = 0.0f;", "{s} += {x};", "{s}"),
@@ -51,7 +51,7 @@ _CHOICES = {"o": ("o", "outer", "o_"), "n": ("n", "inner", "n_"), "p": ("p", "po
             "b": ("b", "at", "b_")}
 
 
-def _names(taken: set[str]) -> dict[str, str] | None:
+def loop_names(taken: set[str]) -> dict[str, str] | None:
     """A name for each of the loop's roles that no tensor or size of the description has, or
     None when i (every line's element index) is taken or a role finds none."""
     if "i" in taken:
@@ -69,7 +69,7 @@ def _call_of(node: ast.expr) -> ast.Call | None:
     return node if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
 
 
-def _dim(call: ast.Call, method: bool, constants: dict[str, str]) -> int | None:
+def dim_of(call: ast.Call, method: bool, constants: dict[str, str]) -> int | None:
     """The call's dim as an int (a literal, self.dim or a constructor's name), or None."""
     node = next((k.value for k in call.keywords if k.arg == "dim"), None)
     positional = call.args[0 if method else 1:]
@@ -108,7 +108,7 @@ def along_dim(expression: ast.expr, shape: list[str], out: str, is_module: Calla
     `taken` holds the description's tensor and size names (the loop's own names avoid them);
     `finish` turns the result into what out[i] gets (a store, math applied after)."""
     call = _call_of(expression)
-    names = _names(taken)
+    names = loop_names(taken)
     if call is None or names is None:
         return None
     assert isinstance(call.func, ast.Attribute)
@@ -117,7 +117,7 @@ def along_dim(expression: ast.expr, shape: list[str], out: str, is_module: Calla
         return None
     method = not is_module(ast.unparse(call.func.value))
     source = call.func.value if method else (call.args[0] if call.args else None)
-    dim = _dim(call, method, constants)
+    dim = dim_of(call, method, constants)
     if source is None or dim is None or not -len(shape) <= dim < len(shape) or \
             any(k.arg not in ("dim", "keepdim") for k in call.keywords):
         return None

@@ -31,6 +31,7 @@ from app.assist.prompting.glossary import (
     model_constants,
 )
 from app.assist.prompting.glossary import hints as call_hints
+from app.assist.prompting.row_stats import row_statistics
 
 _FORWARD = re.compile(r"def forward\(")
 _SHAPED = re.compile(r"(\w+) \((float32|float16|bfloat16|int32|int64|uint8|bool), shape "
@@ -306,7 +307,8 @@ def _loop_line(expression: ast.expr, names: list[str], known: dict[str, tuple[st
     self.alpha`, `x.sum(dim=1) * 0.5`): that math is applied to the loop's result."""
     store = STORE.get(known[out][0], "{}")
     line = _along_dim(expression, names, known, out, constants, store.format) or \
-        contraction(expression, known, out, store.format)
+        contraction(expression, known, out, store.format) or \
+        _row_statistics(expression, names, known, out, constants, store.format)
     if line is not None or known[out][0] not in FLOATS:
         return line
     whole = ast.unparse(expression)
@@ -342,8 +344,33 @@ def _along_dim(expression: ast.expr, names: list[str], known: dict[str, tuple[st
         return _Writer({n: LOAD.get(known[n][0], "{}").format(f"{n}[{index}]") for n in names},
                        constants, True).write
 
-    taken = {*known, *(size for _, sizes in known.values() for size in sizes.split(" x "))}
-    return along_dim(expression, shape, out, is_module, constants, operand, taken, finish)
+    return along_dim(expression, shape, out, is_module, constants, operand, _taken(known), finish)
+
+
+def _row_statistics(expression: ast.expr, names: list[str], known: dict[str, tuple[str, str]],
+                    out: str, constants: dict[str, str],
+                    finish: Callable[[str], str]) -> str | None:
+    """row_statistics' line where every input has out's float dtype and shape, in plain
+    sizes."""
+    dtype, sizes = known[out]
+    shape = plain_sizes(sizes)
+    if not names or shape is None or dtype not in FLOATS or \
+            any(known[n] != known[out] for n in names):
+        return None
+
+    def reads(index: str) -> dict[str, str]:
+        return {n: LOAD.get(dtype, "{}").format(f"{n}[{index}]") for n in names}
+
+    def writer(texts: dict[str, str]) -> Callable[[ast.AST], str | None]:
+        return _Writer(texts, constants, True).write
+
+    return row_statistics(expression, shape, out, constants, is_module, _taken(known), reads,
+                          writer, finish)
+
+
+def _taken(known: dict[str, tuple[str, str]]) -> set[str]:
+    """The description's tensor and size names (a loop's own names must differ)."""
+    return {*known, *(size for _, sizes in known.values() for size in sizes.split(" x "))}
 
 
 def _output(description: str, known: dict[str, tuple[str, str]], names: list[str]) -> str | None:

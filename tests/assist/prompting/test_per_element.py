@@ -23,8 +23,8 @@ from app.engine.verify.runs import VerifyOptions
 from app.engine.verify.verifier import verify_file
 from app.spec.model import Spec
 
-C_TYPES = {"float32": "float", "int32": "int", "int64": "long long", "float16": "__half",
-           "bfloat16": "__nv_bfloat16"}
+C_TYPES = {"float32": "float", "int32": "int", "int64": "long long", "uint8": "unsigned char",
+           "float16": "__half", "bfloat16": "__nv_bfloat16"}
 
 
 def _problem(init: str, forward: str, inputs: str, init_inputs: str = "[]") -> str:
@@ -203,6 +203,9 @@ MATMULS = {
                           "torch.randn(b, K, N).half()]"),
     "Sum_Over_Size_k_Halved": ("torch.sum(A * B, dim=2) * 0.5",
                                "[torch.randn(b, M, k), torch.randn(b, M, k)]"),
+    "LogSoftmax_Minus_L2_Normalized": (
+        "torch.log_softmax(A, dim=1) - B / torch.norm(B, p=2, dim=1, keepdim=True)",
+        "[torch.randn(b, M, k), torch.randn(b, M, k)]"),
     "Bf16_Max_Over_b": ("torch.amax(A - B, dim=0)", "[torch.randn(b, M, k).bfloat16(), "
                         "torch.randn(b, M, k).bfloat16()]"),
 }
@@ -212,7 +215,24 @@ MATMULS = {
 def test_a_matrix_products_line_copied_into_a_kernel_is_what_pytorch_computes(
         tmp_path: Path, name: str) -> None:
     line = _copied_line_verifies(tmp_path, name, _matmul_problem(*MATMULS[name]))
-    assert ("reduces one line" if "_Over_" in name else "one row times one column") in line
+    kind = "reads its own line" if "Normalized" in name else \
+        "reduces one line" if "_Over_" in name else "one row times one column"
+    assert kind in line
+
+
+@pytest.mark.parametrize("forward", [
+    "torch.softmax(x, dim=1) + y.sum(dim=0, keepdim=True)",  # two dims
+    "x / torch.norm(x, 1, dim=1, keepdim=True)",  # p given by position: maybe not 2
+    "x / x.sum(dim=1)",  # without keepdim it broadcasts otherwise
+    "torch.softmax(x - x.mean(dim=1, keepdim=True), dim=1)",  # a statistic inside one
+    "torch.softmax(x, dim=1, dtype=torch.float64)",
+])
+def test_a_line_statistic_the_line_cannot_spell_gets_no_line(forward: str) -> None:
+    description = ("Compute what the Model's forward gives for the inputs x (float32, shape r x "
+                   "c) and y (float32, shape r x c), into out (float32, shape r x c). The Model "
+                   "(problem.py): class Model(nn.Module): def __init__(self): super().__init__()"
+                   f" def forward(self, x, y): return {forward}")
+    assert not any(x.startswith("- per element") for x in per_element.hints(description))
 
 
 def test_the_loops_names_are_not_the_descriptions() -> None:
