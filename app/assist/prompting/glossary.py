@@ -215,9 +215,21 @@ def _values(call: ast.Call, entry: Entry, constants: dict[str, str],
     return values
 
 
+# A norm's meaning for a p other than 2 (the entry's): 1, infinity, or any other number.
+_P_NORMS = {"1": "the sum of fabsf(x) along dim {dim}",
+            "1.0": "the sum of fabsf(x) along dim {dim}",
+            "inf": "the largest fabsf(x) along dim {dim}"}
+_P_NORM = "powf(the sum of powf(fabsf(x), {p}) along dim {dim}, 1.0f / {p})"
+
+
 def _meaning(call: ast.Call, entry: Entry, values: dict[str, str]) -> str:
     """The entry's meaning with this call's values in it, tidied."""
-    meaning = entry.meaning.format(**{k: _c_literal(v) for k, v in values.items()})
+    form = entry.meaning
+    p = re.sub(r"['\"]", "", values.get("p", "2"))
+    p = "inf" if p in ("float(inf)", "math.inf", "torch.inf") else p
+    if "norm" in entry.names and p not in ("2", "2.0", "fro"):
+        form = _P_NORMS.get(p, _P_NORM)
+    meaning = form.format(**{k: _c_literal(v) for k, v in values.items()})
     return _tidy(meaning, values, ast.unparse(call))
 
 

@@ -114,6 +114,19 @@ def test_reductions_name_their_dim_and_a_whole_tensor_reduction_is_one_number() 
         in text and "X.T[i][k] is X[k][i]" in text
 
 
+def test_a_norm_says_which_norm_its_p_makes() -> None:
+    """p by keyword or by position; the 2-norm's square root only for p 2 or 'fro'."""
+    meanings = {call: glossary.hints(f"Compute `{call}`.")[-1].split("`: ")[1] for call in (
+        "torch.norm(x, 1, dim=1)", "torch.norm(x, p=float('inf'), dim=0)",
+        "torch.norm(x, p=3, dim=1)", "torch.norm(x, p='fro')", "x.norm(dim=1)")}
+    assert meanings == {
+        "torch.norm(x, 1, dim=1)": "the sum of fabsf(x) along dim 1",
+        "torch.norm(x, p=float('inf'), dim=0)": "the largest fabsf(x) along dim 0",
+        "torch.norm(x, p=3, dim=1)": "powf(the sum of powf(fabsf(x), 3) along dim 1, 1.0f / 3)",
+        "torch.norm(x, p='fro')": "sqrtf(the sum of x * x over all elements)",
+        "x.norm(dim=1)": "sqrtf(the sum of x * x along dim 1)"}
+
+
 def test_a_model_cut_short_still_gives_its_constants() -> None:
     """An imported problem's Model may be cut off mid-docstring in its description."""
     description = ('The Model is built as Model(3, 2) (get_init_inputs). The Model:\n'
