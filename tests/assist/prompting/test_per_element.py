@@ -145,7 +145,7 @@ def test_the_line_is_in_the_tensors_dtype() -> None:
     "def forward(self, x): return torch.sum(x, dim=self.unknown)",
     "def forward(self, x): y = torch.relu(x) return y * 2",
     "def forward(self, x): return torch.relu(x) * self.unknown",
-    "def forward(self, x): return torch.softmax(x, dim=1)",
+    "def forward(self, x): return torch.cumsum(x, dim=1) - x",  # a scan, then x itself
     "def forward(self, x): return torch.cumsum(x.flip(0), dim=0).flip(0)",
     "def forward(self, x): return torch.relu(x) + 0.5 ... (the rest is in problem.py)",
 ])
