@@ -140,6 +140,14 @@ def test_the_line_is_in_the_tensors_dtype() -> None:
         "- per element: out[i] = __float2half(fmaxf(__half2float(u[i]), 0.0f) * 2.0f);"
 
 
+def _has_no_line(inputs: str, out_shape: str, forward: str) -> bool:
+    """Whether a Model of this forward, over these inputs, gets no per-element line."""
+    description = (f"Compute what the Model's forward gives for the inputs {inputs}, into out "
+                   f"(float32, shape {out_shape}). The Model (problem.py): class Model(nn.Module):"
+                   f" def __init__(self): super().__init__() {forward}")
+    return not any(x.startswith("- per element") for x in per_element.hints(description))
+
+
 @pytest.mark.parametrize("forward", [
     "def forward(self, x, y): return x * y",  # y broadcasts: another shape
     "def forward(self, x): return torch.sum(x, dim=self.unknown)",
@@ -150,11 +158,7 @@ def test_the_line_is_in_the_tensors_dtype() -> None:
     "def forward(self, x): return torch.relu(x) + 0.5 ... (the rest is in problem.py)",
 ])
 def test_a_forward_that_is_not_one_element_wise_expression_gets_no_line(forward: str) -> None:
-    description = ("Compute what the Model's forward gives for the inputs x (float32, shape r x "
-                   "c) and y (float32, shape c), into out (float32, shape r x c). The Model "
-                   "(problem.py): class Model(nn.Module): def __init__(self): super().__init__()"
-                   f" {forward}")
-    assert not any(x.startswith("- per element") for x in per_element.hints(description))
+    assert _has_no_line("x (float32, shape r x c) and y (float32, shape c)", "r x c", forward)
 
 
 def _matmul_problem(forward: str, inputs: str) -> str:
@@ -228,11 +232,8 @@ def test_a_matrix_products_line_copied_into_a_kernel_is_what_pytorch_computes(
     "torch.softmax(x, dim=1, dtype=torch.float64)",
 ])
 def test_a_line_statistic_the_line_cannot_spell_gets_no_line(forward: str) -> None:
-    description = ("Compute what the Model's forward gives for the inputs x (float32, shape r x "
-                   "c) and y (float32, shape r x c), into out (float32, shape r x c). The Model "
-                   "(problem.py): class Model(nn.Module): def __init__(self): super().__init__()"
-                   f" def forward(self, x, y): return {forward}")
-    assert not any(x.startswith("- per element") for x in per_element.hints(description))
+    assert _has_no_line("x (float32, shape r x c) and y (float32, shape r x c)", "r x c",
+                        f"def forward(self, x, y): return {forward}")
 
 
 def test_the_loops_names_are_not_the_descriptions() -> None:
@@ -254,11 +255,8 @@ def test_the_loops_names_are_not_the_descriptions() -> None:
     "def forward(self, A, B): return torch.bmm(A.transpose(1, 2), B)",  # a batch transposed
 ])
 def test_a_product_the_line_cannot_spell_gets_no_line(forward: str) -> None:
-    description = ("Compute what the Model's forward gives for the inputs A (float32, shape M x "
-                   "K) and B (float32, shape K x N), into out (float32, shape M x N). The Model "
-                   "(problem.py): class Model(nn.Module): def __init__(self): super().__init__()"
-                   f" {forward}")
-    assert not any(x.startswith("- per element") for x in per_element.hints(description))
+    assert _has_no_line("A (float32, shape M x K) and B (float32, shape K x N)", "M x N",
+                        forward)
 
 
 def test_a_product_whose_out_has_another_shape_gets_no_line() -> None:
