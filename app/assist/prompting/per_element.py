@@ -315,7 +315,10 @@ def _loop_line(expression: ast.expr, names: list[str], known: dict[str, tuple[st
     for node in ast.walk(expression):
         if node is expression or not isinstance(node, ast.Call | ast.Subscript | ast.BinOp):
             continue
-        outside = ast.parse(whole.replace(ast.unparse(node), _RESULT), mode="eval").body
+        try:
+            outside = ast.parse(whole.replace(ast.unparse(node), _RESULT), mode="eval").body
+        except SyntaxError:  # the call's text also stood inside a string
+            continue
         # The math around may use constants only: an input there would be read at out's index.
         math = _Writer({_RESULT: _RESULT}, constants, True).write(outside)
         if math is None:
