@@ -17,7 +17,8 @@
 #   call 2b: carry [".gpu-eval/a2"]  bash benchmarks/eval_gpu.sh receive
 #   call 3:  carry [".gpu-eval/b"]   (the last part; with ".kb-tasks" for call 4)
 #            bash benchmarks/teach_gpu.sh train
-#            (DATA_BESIDE=1: call 1's data step runs here beside the base model's eval;
+#            (MODEL_TWICE=1: the examples asked as a Model are taught twice;
+#            DATA_BESIDE=1: call 1's data step runs here beside the base model's eval;
 #            a before.json in .gpu-eval/b, the base model's eval from an earlier call with the
 #            same EVAL_ARGS, is used instead of running that eval again)
 #   call 4:  no carry (KB_TASKS: folders made by `import kernelbench`, carried in call 3)
@@ -148,6 +149,13 @@ train() {
     cat "$TEACH/gpu-data.jsonl" > "$TEACH/train.jsonl" 2>/dev/null || : > "$TEACH/train.jsonl"
     cat "$STAGE"/b/local-*.jsonl >> "$TEACH/train.jsonl" 2>/dev/null || true
     zcat "$STAGE"/b/local-*.jsonl.gz >> "$TEACH/train.jsonl" 2>/dev/null || true
+    if [ "${MODEL_TWICE:-0}" = 1 ]; then
+        # The examples asked as a Model (KernelBench's register, the one the prompts' loop
+        # lines come with) a second time, so that the data leans toward it.
+        grep -F 'def forward' "$TEACH/train.jsonl" > "$TEACH/model-register.jsonl" || true
+        cat "$TEACH/model-register.jsonl" >> "$TEACH/train.jsonl"
+        echo "$(wc -l < "$TEACH/model-register.jsonl") examples asked as a Model, twice"
+    fi
     sha256sum "$TEACH/train.jsonl" | tee "$out/train-data.sha256"
     local examples steps
     examples=$(wc -l < "$TEACH/train.jsonl")
