@@ -95,16 +95,14 @@ def row_statistics(expression: ast.expr, shape: list[str], out: str, constants: 
         where = f"int {n} = i % {inner}, {o} = i / ({inner} * {reduced});"
         index = f"({o} * {reduced} + {k}) * {inner} + {n}"
     at_k, at_i = writer(reads(index)), writer(reads("i"))
-    loops, values = [], {}
+    loops: list[tuple[str, str]] = []
+    values: dict[str, str] = {}
     for number, use in enumerate(uses, 1):
         element, own = at_k(use.source), at_i(use.source)
         if element is None or own is None:
             return None
-        written = _loops(use, element, own, number, reduced, taken)
-        if written is None:
-            return None
-        loops += written[0]
-        values[f"STAT{number}_"] = written[1]
+        more, values[f"STAT{number}_"] = _loops(use, element, own, number, reduced, taken)
+        loops += more
     whole = ast.unparse(expression)
     for number, use in enumerate(uses, 1):
         whole = whole.replace(ast.unparse(use.node), f"STAT{number}_")
@@ -124,7 +122,7 @@ def row_statistics(expression: ast.expr, shape: list[str], out: str, constants: 
 
 
 def _loops(use: _Use, element: str, own: str, number: int, reduced: str,
-           taken: set[str]) -> tuple[list[tuple[str, str]], str] | None:
+           taken: set[str]) -> tuple[list[tuple[str, str]], str]:
     """The statistic's loops ((declaration, step) each) and the C text of its value."""
     if use.kind in _STATS:
         variable = _fresh(f"s{number}", taken)
