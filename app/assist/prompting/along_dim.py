@@ -24,6 +24,18 @@ STORE = {"float16": "__float2half({})", "bfloat16": "__float2bfloat16({})"}
 FLOATS = ("float32", "float16", "bfloat16")
 
 
+def replaced(expression: ast.expr, names: dict[str, str]) -> ast.expr | None:
+    """The expression with each subexpression (given by its text) read as a name, or None
+    where that does not parse (the text also stood inside a string)."""
+    whole = ast.unparse(expression)
+    for text, name in names.items():
+        whole = whole.replace(text, name)
+    try:
+        return ast.parse(whole, mode="eval").body
+    except SyntaxError:
+        return None
+
+
 def same(text: str) -> str:
     """A result written as it is (a line's `finish` where nothing is applied to it)."""
     return text

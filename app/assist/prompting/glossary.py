@@ -183,6 +183,11 @@ def _calls(text: str) -> list[tuple[str, str, ast.Call]]:
     return found
 
 
+def bracketed(text: str) -> bool:
+    """Whether the whole text is one bracketed group: `(a + b)`, not `(a) + (b)`."""
+    return text.startswith("(") and closing(text, 0) == len(text) - 1
+
+
 def closing(text: str, opening: int) -> int:
     """The index of the bracket that closes the one at `opening` (quotes skipped), or -1."""
     depth, quote = 0, ""
@@ -225,10 +230,11 @@ _P_NORM = "powf(the sum of powf(fabsf(x), {p}) along dim {dim}, 1.0f / {p})"
 def _meaning(call: ast.Call, entry: Entry, values: dict[str, str]) -> str:
     """The entry's meaning with this call's values in it, tidied."""
     form = entry.meaning
-    p = re.sub(r"['\"]", "", values.get("p", "2"))
-    p = "inf" if p in ("float(inf)", "math.inf", "torch.inf") else p
-    if "norm" in entry.names and p not in ("2", "2.0", "fro"):
-        form = _P_NORMS.get(p, _P_NORM)
+    if "norm" in entry.names:
+        p = re.sub(r"['\"]", "", values.get("p", "2"))
+        p = "inf" if p in ("float(inf)", "math.inf", "torch.inf") else p
+        if p not in ("2", "2.0", "fro"):
+            form = _P_NORMS.get(p, _P_NORM)
     meaning = form.format(**{k: _c_literal(v) for k, v in values.items()})
     return _tidy(meaning, values, ast.unparse(call))
 

@@ -20,11 +20,19 @@ import operator
 import re
 from collections.abc import Callable
 
-from app.assist.prompting.along_dim import FLOATS, LOAD, STORE, along_dim, plain_sizes
+from app.assist.prompting.along_dim import (
+    FLOATS,
+    LOAD,
+    STORE,
+    along_dim,
+    plain_sizes,
+    replaced,
+)
 from app.assist.prompting.contraction import contraction
 from app.assist.prompting.glossary import (
     HEADING,
     MAX_LINES,
+    bracketed,
     closing,
     element_form,
     is_module,
@@ -215,7 +223,7 @@ def _wrap(text: str) -> str:
     call = re.match(r"[A-Za-z_]\w*[(\[]", text)  # a call, or an element x[...]
     if call is not None and closing(text, call.end() - 1) == len(text) - 1:
         return text
-    if text.startswith("(") and closing(text, 0) == len(text) - 1:
+    if bracketed(text):
         return text
     return f"({text})"
 
@@ -286,12 +294,11 @@ def per_element(description: str, constants: dict[str, str]) -> str | None:
     dtype = known[out][0]
     if any(known[n][0] != dtype for n in names):
         return None
-    inputs = {n: LOAD.get(dtype, "{}").format(f"{n}[i]") for n in names}
-    writer = _Writer(inputs, constants, dtype in FLOATS)
+    writer = _Writer(_elements(names, known, "i"), constants, dtype in FLOATS)
     text = writer.write(expression)
     if text is None:
         return None
-    if text.startswith("(") and closing(text, 0) == len(text) - 1:
+    if bracketed(text):
         text = text[1:-1]
     return f"- per element: {out}[i] = {STORE.get(dtype, '{}').format(text)};"
 
@@ -306,32 +313,35 @@ def _loop_line(expression: ast.expr, names: list[str], known: dict[str, tuple[st
     it with element-wise math of its result and constants around it (`torch.relu(A @ B) *
     self.alpha`, `x.sum(dim=1) * 0.5`): that math is applied to the loop's result."""
     store = STORE.get(known[out][0], "{}")
-    line = _along_dim(expression, names, known, out, constants, store.format) or \
-        contraction(expression, known, out, store.format) or \
+    line = _reduction_or_product(expression, names, known, out, constants, store.format) or \
         _row_statistics(expression, names, known, out, constants, store.format)
     if line is not None or known[out][0] not in FLOATS:
         return line
-    whole = ast.unparse(expression)
     for node in ast.walk(expression):
         if node is expression or not isinstance(node, ast.Call | ast.Subscript | ast.BinOp):
             continue
-        try:
-            outside = ast.parse(whole.replace(ast.unparse(node), _RESULT), mode="eval").body
-        except SyntaxError:  # the call's text also stood inside a string
-            continue
+        outside = replaced(expression, {ast.unparse(node): _RESULT})
         # The math around may use constants only: an input there would be read at out's index.
-        math = _Writer({_RESULT: _RESULT}, constants, True).write(outside)
+        math = None if outside is None else \
+            _Writer({_RESULT: _RESULT}, constants, True).write(outside)
         if math is None:
             continue
 
         def finish(result: str, math: str = math) -> str:
             return store.format(math.replace(_RESULT, _wrap(result)))
 
-        line = _along_dim(node, names, known, out, constants, finish) or \
-            contraction(node, known, out, finish)
+        line = _reduction_or_product(node, names, known, out, constants, finish)
         if line is not None:
             return line
     return None
+
+
+def _reduction_or_product(expression: ast.expr, names: list[str],
+                          known: dict[str, tuple[str, str]], out: str,
+                          constants: dict[str, str], finish: Callable[[str], str]) -> str | None:
+    """The line of a reduction or scan along a dim, or of a matrix product, or None."""
+    return _along_dim(expression, names, known, out, constants, finish) or \
+        contraction(expression, known, out, finish)
 
 
 def _along_dim(expression: ast.expr, names: list[str], known: dict[str, tuple[str, str]],
@@ -344,8 +354,7 @@ def _along_dim(expression: ast.expr, names: list[str], known: dict[str, tuple[st
         return None
 
     def operand(index: str) -> Callable[[ast.AST], str | None]:
-        return _Writer({n: LOAD.get(known[n][0], "{}").format(f"{n}[{index}]") for n in names},
-                       constants, True).write
+        return _Writer(_elements(names, known, index), constants, True).write
 
     return along_dim(expression, shape, out, is_module, constants, operand, _taken(known), finish)
 
@@ -362,13 +371,18 @@ def _row_statistics(expression: ast.expr, names: list[str], known: dict[str, tup
         return None
 
     def reads(index: str) -> dict[str, str]:
-        return {n: LOAD.get(dtype, "{}").format(f"{n}[{index}]") for n in names}
+        return _elements(names, known, index)
 
     def writer(texts: dict[str, str]) -> Callable[[ast.AST], str | None]:
         return _Writer(texts, constants, True).write
 
     return row_statistics(expression, shape, out, constants, is_module, _taken(known), reads,
                           writer, finish)
+
+
+def _elements(names: list[str], known: dict[str, tuple[str, str]], index: str) -> dict[str, str]:
+    """Each input's element at `index` as C text, read through float where it is half."""
+    return {n: LOAD.get(known[n][0], "{}").format(f"{n}[{index}]") for n in names}
 
 
 def _taken(known: dict[str, tuple[str, str]]) -> set[str]:

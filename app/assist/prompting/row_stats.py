@@ -20,8 +20,8 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.assist.prompting.along_dim import dim_of, loop_names, product
-from app.assist.prompting.glossary import closing
+from app.assist.prompting.along_dim import dim_of, loop_names, product, replaced
+from app.assist.prompting.glossary import bracketed
 
 # An element-wise writer for the inputs given as texts (name -> C text of its element).
 WriterFor = Callable[[dict[str, str]], Callable[[ast.AST], str | None]]
@@ -103,17 +103,14 @@ def row_statistics(expression: ast.expr, shape: list[str], out: str, constants: 
             return None
         more, values[f"STAT{number}_"] = _loops(use, element, own, number, reduced, taken)
         loops += more
-    whole = ast.unparse(expression)
-    for number, use in enumerate(uses, 1):
-        whole = whole.replace(ast.unparse(use.node), f"STAT{number}_")
-    try:
-        outside = ast.parse(whole, mode="eval").body
-    except SyntaxError:
-        return None
-    value = writer({**reads("i"), **values})(outside)
+    placeholders: dict[str, str] = {}
+    for number, use in enumerate(uses, 1):  # a statistic written twice is read as the first
+        placeholders.setdefault(ast.unparse(use.node), f"STAT{number}_")
+    outside = replaced(expression, placeholders)
+    value = None if outside is None else writer({**reads("i"), **values})(outside)
     if value is None:
         return None
-    if value.startswith("(") and closing(value, 0) == len(value) - 1:
+    if bracketed(value):
         value = value[1:-1]
     body = " ".join(f"{start} for (int {k} = 0; {k} < {reduced}; ++{k}) {step}"
                     for start, step in loops)
