@@ -5,7 +5,8 @@ one would teach it a wrong kernel, so each must compute what the reference compu
 
     python benchmarks/loop_lines_check.py DATA.jsonl[.gz] ... [--limit N] [--json OUT.json]
 
-Exit 0 when every line verifies, 1 otherwise (the failing example, its line and the verdict).
+Exit 0 when every line verifies, 1 otherwise (the failing example, its line and the verdict),
+2 for data that cannot be read or holds no loop line.
 """
 
 from __future__ import annotations
@@ -34,12 +35,33 @@ from app.isolation import offline  # noqa: E402
 _LOOP = re.compile(r"^- per element[^:]*: (.*for \(int .*)$")
 
 
+_KEYS = ("description", "spec", "kernel", "reference", "entry")
+
+
+class BadData(Exception):
+    """A data file that cannot be read as teach data."""
+
+
 def examples(paths: list[Path]) -> Iterator[dict[str, Any]]:
-    """The examples of teach data files (plain or gzip JSON lines)."""
+    """The examples of teach data files (plain or gzip JSON lines); BadData names the file
+    and line that is not one."""
     for path in paths:
         opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as lines:
-            yield from (json.loads(line) for line in lines if line.strip())
+        try:
+            with opener(path, "rt", encoding="utf-8") as lines:
+                for number, line in enumerate(lines, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        example = json.loads(line)
+                    except ValueError as error:
+                        raise BadData(f"{path}:{number}: not JSON ({error})") from None
+                    if not isinstance(example, dict) or any(k not in example for k in _KEYS):
+                        raise BadData(f"{path}:{number}: not an example of teach data (each "
+                                      f"line needs {', '.join(_KEYS)})")
+                    yield example
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise BadData(f"{path}: cannot be read as teach data: {error}") from None
 
 
 def loop_line(example: dict[str, Any]) -> str | None:
@@ -78,6 +100,22 @@ def check(example: dict[str, Any], line: str, folder: Path, engine: Engine) -> d
             "seconds": round(time.perf_counter() - started, 2)}
 
 
+def check_all(paths: list[Path], limit: int, rows: list[dict[str, Any]]) -> None:
+    """Verify each example's loop line, appending a row each (and printing it)."""
+    with Engine() as engine, tempfile.TemporaryDirectory() as scratch:
+        for number, example in enumerate(examples(paths)):
+            line = loop_line(example)
+            if line is None:
+                continue
+            row = check(example, line, Path(scratch) / str(number), engine)
+            rows.append(row)
+            print(f"{'ok ' if row['passed'] else 'BAD'} {row['family']:<12} "
+                  f"{row['entry']:<34} {row['seconds']:>6.2f} s  {row['message'][:90]}",
+                  flush=True)
+            if limit and len(rows) >= limit:
+                return
+
+
 def main() -> int:
     """Check the loop lines of the data files; print one line each and a summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -87,18 +125,15 @@ def main() -> int:
     args = parser.parse_args()
     offline.enforce()
     rows: list[dict[str, Any]] = []
-    with Engine() as engine, tempfile.TemporaryDirectory() as scratch:
-        for number, example in enumerate(examples(args.data)):
-            line = loop_line(example)
-            if line is None:
-                continue
-            row = check(example, line, Path(scratch) / str(number), engine)
-            rows.append(row)
-            print(f"{'ok ' if row['passed'] else 'BAD'} {row['family']:<12} "
-                  f"{row['entry']:<34} {row['seconds']:>6.2f} s  {row['message'][:90]}",
-                  flush=True)
-            if args.limit and len(rows) >= args.limit:
-                break
+    try:
+        check_all(args.data, args.limit, rows)
+    except BadData as error:
+        print(f"error: {error}; make teach data with kernel-studio teach data", file=sys.stderr)
+        return 2
+    if not rows:
+        print("error: no example in the data has a loop line: nothing was checked",
+              file=sys.stderr)
+        return 2
     bad = [r for r in rows if not r["passed"]]
     families = Counter(r["family"] for r in rows)
     print(f"{len(rows) - len(bad)} of {len(rows)} loop lines verify ({dict(families)})")
