@@ -15,6 +15,7 @@ would mislead more than none.
 from __future__ import annotations
 
 import ast
+import copy
 import math
 import operator
 import re
@@ -46,6 +47,8 @@ _SHAPED = re.compile(r"(\w+) \((float32|float16|bfloat16|int32|int64|uint8|bool)
                      r"([^)]+)\)")
 _ANNOTATION = re.compile(r"\s*(->[^:]*)?:")
 MAX_RETURN = 400
+# The most text between a forward's docstring and its return that is read as temporaries.
+MAX_BODY = 1500
 _OPS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 
@@ -64,23 +67,101 @@ def forward_return(description: str) -> tuple[list[str], ast.expr] | None:
         return None
     assert isinstance(signature, ast.FunctionDef)
     names = [a.arg for a in signature.args.args if a.arg != "self"]
-    rest = description[end + 1:]
-    keyword = rest.find("return ")
-    if keyword < 0 or not _only_docstring(rest[:keyword]):
+    body = _after_docstring(description[end + 1:])
+    keyword = -1 if body is None else body.find("return ")
+    if body is None or keyword < 0:
         return None
-    expression = _longest_expression(rest[keyword + len("return "):][:MAX_RETURN])
-    return (names, expression) if expression is not None else None
+    temporaries = _temporaries(body[:keyword])
+    expression = _longest_expression(body[keyword + len("return "):][:MAX_RETURN])
+    if expression is None or temporaries is None or not _all_read(temporaries, expression):
+        return None
+    return names, _inlined(expression, temporaries)
 
 
-def _only_docstring(text: str) -> bool:
-    """Whether the text between a signature's bracket and `return` holds nothing but the
-    return annotation, the colon and a docstring."""
+def _after_docstring(text: str) -> str | None:
+    """What follows a signature's bracket once the return annotation, the colon and a
+    docstring are passed; None where they do not come first."""
     found = _ANNOTATION.match(text)
     if found is None:
-        return False
-    rest = text[found.end():].strip()
-    return not rest or any(rest.startswith(q) and rest.endswith(q) and len(rest) >= 6 and
-                           rest.count(q) == 2 for q in ('"""', "'''"))
+        return None
+    rest = text[found.end():].lstrip()
+    for quote in ('"""', "'''"):
+        if rest.startswith(quote):
+            close = rest.find(quote, len(quote))
+            return None if close < 0 else rest[close + len(quote):]
+    return rest
+
+
+def _temporaries(text: str) -> list[tuple[str, ast.expr]] | None:
+    """The forward's statements before its return when each names one value (`rms =
+    torch.sqrt(...)`, as KernelBench's Models often write), in order; [] for none, None for
+    anything else (a loop, a call for its effect, a tuple unpacked, a name never read again).
+
+    Prompts get the Model on one line, so where a statement or a comment ends is found, not
+    read: a comment runs to the first `name =` after it, and a statement to the first point
+    after which the rest reads as statements too."""
+    if len(text) > MAX_BODY:
+        return None
+    statements = _split(" ".join(text.split()))
+    if statements is None:
+        return None
+    return [(s.targets[0].id, s.value) for s in statements]  # type: ignore[attr-defined]
+
+
+def _all_read(temporaries: list[tuple[str, ast.expr]], expression: ast.expr) -> bool:
+    """Whether each temporary is read by a later one or by the return: one that is not is
+    most likely a comment's words taken for code."""
+    for number, (name, _value) in enumerate(temporaries):
+        readers = [value for _name, value in temporaries[number + 1:]] + [expression]
+        if not any(isinstance(node, ast.Name) and node.id == name
+                   for reader in readers for node in ast.walk(reader)):
+            return False
+    return True
+
+
+_ASSIGNS = re.compile(r"(?<![\w.])\w+\s*=(?!=)")
+
+
+def _split(text: str) -> list[ast.stmt] | None:
+    """The one-line text as one-name assignments (comments left out), or None."""
+    if not text:
+        return []
+    if text.startswith("#"):
+        found = _ASSIGNS.search(text)
+        return None if found is None else _split(text[found.start():])
+    ends = [m.start() for m in _ASSIGNS.finditer(text) if m.start() > 0]
+    ends += [m.start() for m in re.finditer("#", text)] + [len(text)]
+    for end in sorted(set(ends)):
+        try:
+            parsed = ast.parse(text[:end]).body
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        if len(parsed) != 1 or not (isinstance(parsed[0], ast.Assign) and
+                                    len(parsed[0].targets) == 1 and
+                                    isinstance(parsed[0].targets[0], ast.Name)):
+            return None
+        rest = _split(text[end:].strip())
+        if rest is not None:
+            return [parsed[0], *rest]
+    return None
+
+
+def _inlined(expression: ast.expr, temporaries: list[tuple[str, ast.expr]]) -> ast.expr:
+    """The expression with each temporary's name replaced by its value, the later ones first
+    so that a value that reads an earlier temporary is inlined in its turn."""
+    for name, value in reversed(temporaries):
+        expression = _Inline(name, value).visit(expression)
+    return ast.fix_missing_locations(expression)
+
+
+class _Inline(ast.NodeTransformer):
+    """Replaces one name, where read, by a copy of its value."""
+
+    def __init__(self, name: str, value: ast.expr) -> None:
+        self.name, self.value = name, value
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return copy.deepcopy(self.value) if node.id == self.name else node
 
 
 def _longest_expression(text: str) -> ast.expr | None:

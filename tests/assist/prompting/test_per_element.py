@@ -4,9 +4,9 @@ written into a kernel as a model would copy it is what PyTorch computes (verifie
 backend against the problem's own forward, on signed inputs): compositions of the glossary's
 calls, math's constants folded, comparisons and torch.where/lerp/maximum over two inputs,
 integers; sums, arg-reductions, max(...)[0] and masked scans along a dim, negative dims too;
-matrix products with either side transposed, batched, or a triangle of them. A forward that
-softmaxes, flips, names an unknown dim, multiplies what the line cannot spell or does more than
-return one expression gets no line."""
+matrix products with either side transposed, batched, or a triangle of them; temporaries named
+before the return are read in. A forward that softmaxes, flips, names an unknown dim, multiplies
+what the line cannot spell or does more than return one expression gets no line."""
 
 from __future__ import annotations
 
@@ -84,6 +84,11 @@ PROBLEMS = {
     "Int_Max": ("", "self, a, b):\n                return torch.maximum(a, b) * self.k + 1 - "
                 "torch.abs(a)", "[torch.randint(-50, 50, (rows, cols), dtype=torch.int32), "
                 "torch.randint(-50, 50, (rows, cols), dtype=torch.int32)]"),
+    # Temporaries named before the return, one reading another, with comments among them.
+    "Temporaries_RMS": ("", "self, x):\n                # the mean square along dim 1\n"
+                        "                ms = torch.mean(x ** 2, dim=1, keepdim=True)\n"
+                        "                rms = torch.sqrt(ms + 1e-5)  # never 0\n"
+                        "                return x / rms", "[torch.randn(4, 6, 5)]"),
 }
 
 
@@ -151,7 +156,10 @@ def _has_no_line(inputs: str, out_shape: str, forward: str) -> bool:
 @pytest.mark.parametrize("forward", [
     "def forward(self, x, y): return x * y",  # y broadcasts: another shape
     "def forward(self, x): return torch.sum(x, dim=self.unknown)",
-    "def forward(self, x): y = torch.relu(x) return y * 2",
+    "def forward(self, x): for k in range(3): x = x * 2 return x",
+    "def forward(self, x): x += 1 return x * 2",
+    "def forward(self, x): y, z = torch.chunk(x, 2) return y * 2",
+    "def forward(self, x): # old: y = x * 2 return torch.relu(x)",  # y: a comment's words
     "def forward(self, x): return torch.relu(x) * self.unknown",
     "def forward(self, x): return torch.cumsum(x, dim=1) - x",  # a scan, then x itself
     "def forward(self, x): return torch.cumsum(x.flip(0), dim=0).flip(0)",
