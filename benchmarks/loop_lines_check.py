@@ -4,6 +4,11 @@ example's own reference on the CPU backend. An adapter is taught to copy these l
 one would teach it a wrong kernel, so each must compute what the reference computes.
 
     python benchmarks/loop_lines_check.py DATA.jsonl[.gz] ... [--limit N] [--json OUT.json]
+    python benchmarks/loop_lines_check.py TASKS_DIR ...     (imported problems: `kernel-studio
+                                                             import kernelbench ... --out DIR`)
+
+A folder is read as task folders, each with its spec, reference and problem file: a line is
+verified against the problem's own forward.
 
 Exit 0 when every line verifies, 1 otherwise (the failing example, its line and the verdict),
 2 for data that cannot be read or holds no loop line.
@@ -15,6 +20,7 @@ import argparse
 import gzip
 import json
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -28,6 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.assist.prompting import per_element  # noqa: E402
+from app.assist.prompting.candidates import answer_prefix  # noqa: E402
+from app.assist.tasks.suite import TaskError, load_task  # noqa: E402
 from app.engine.verify.runs import Engine, VerifyOptions  # noqa: E402
 from app.engine.verify.verifier import verify_file  # noqa: E402
 from app.isolation import offline  # noqa: E402
@@ -43,9 +51,12 @@ class BadData(Exception):
 
 
 def examples(paths: list[Path]) -> Iterator[dict[str, Any]]:
-    """The examples of teach data files (plain or gzip JSON lines); BadData names the file
-    and line that is not one."""
+    """The examples of teach data files (plain or gzip JSON lines) and of task folders;
+    BadData names the file and line that is not one."""
     for path in paths:
+        if path.is_dir():
+            yield from task_examples(path)
+            continue
         opener = gzip.open if path.suffix == ".gz" else open
         try:
             with opener(path, "rt", encoding="utf-8") as lines:
@@ -62,6 +73,22 @@ def examples(paths: list[Path]) -> Iterator[dict[str, Any]]:
                     yield example
         except (OSError, UnicodeDecodeError, ValueError) as error:
             raise BadData(f"{path}: cannot be read as teach data: {error}") from None
+
+
+def task_examples(folder: Path) -> Iterator[dict[str, Any]]:
+    """Each task folder under `folder` as an example: its description, its kernel's
+    signature, and the folder itself (its reference may read files beside it)."""
+    specs = sorted(folder.glob("*/*.toml"))
+    if not specs:
+        raise BadData(f"{folder}: no task folder (a folder with a spec) in it")
+    for spec_path in specs:
+        try:
+            task = load_task(spec_path)
+            spec = task.spec()
+        except (TaskError, OSError, ValueError) as error:
+            raise BadData(f"{spec_path}: cannot be read as a task: {error}") from None
+        yield {"description": task.description, "entry": spec.entry, "family": "task",
+               "kernel": answer_prefix(spec).removeprefix("```cuda\n"), "folder": spec_path}
 
 
 def loop_line(example: dict[str, Any]) -> str | None:
@@ -83,11 +110,17 @@ def kernel_of(example: dict[str, Any], line: str, total: str) -> str:
 
 def check(example: dict[str, Any], line: str, folder: Path, engine: Engine) -> dict[str, Any]:
     """Write the example's spec, reference and the line's kernel; verify; its row."""
-    folder.mkdir(parents=True)
-    spec_path = folder / f"{example['entry']}.toml"
-    spec_path.write_text(example["spec"], encoding="utf-8")
-    data = tomllib.loads(example["spec"])
-    (folder / data["reference"]["python"]).write_text(example["reference"], encoding="utf-8")
+    if "folder" in example:  # a task folder: copied whole
+        shutil.copytree(example["folder"].parent, folder)
+        spec_path = folder / example["folder"].name
+        data = tomllib.loads(spec_path.read_text(encoding="utf-8"))
+    else:
+        folder.mkdir(parents=True)
+        spec_path = folder / f"{example['entry']}.toml"
+        spec_path.write_text(example["spec"], encoding="utf-8")
+        data = tomllib.loads(example["spec"])
+        (folder / data["reference"]["python"]).write_text(example["reference"],
+                                                           encoding="utf-8")
     out = next(a for a in data["arg"] if a["kind"] == "out")
     total = " * ".join(str(s) for s in out["shape"]) or "1"
     (folder / data["kernel"]["source"]).write_text(kernel_of(example, line, total),
@@ -128,7 +161,8 @@ def main() -> int:
     try:
         check_all(args.data, args.limit, rows)
     except BadData as error:
-        print(f"error: {error}; make teach data with kernel-studio teach data", file=sys.stderr)
+        print(f"error: {error}; make teach data with kernel-studio teach data, or task "
+              "folders with kernel-studio import kernelbench", file=sys.stderr)
         return 2
     if not rows:
         print("error: no example in the data has a loop line: nothing was checked",
