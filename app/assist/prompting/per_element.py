@@ -126,9 +126,9 @@ def _split(text: str) -> list[ast.stmt] | None:
     """The one-line text as one-name assignments (comments left out), or None."""
     if not text:
         return []
-    if text.startswith("#"):
+    if text.startswith("#"):  # a comment runs to the next assignment, or to the return
         found = _ASSIGNS.search(text)
-        return None if found is None else _split(text[found.start():])
+        return [] if found is None else _split(text[found.start():])
     ends = [m.start() for m in _ASSIGNS.finditer(text) if m.start() > 0]
     ends += [m.start() for m in re.finditer("#", text)] + [len(text)]
     for end in sorted(set(ends)):

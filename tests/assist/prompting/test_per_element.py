@@ -145,6 +145,14 @@ def test_the_line_is_in_the_tensors_dtype() -> None:
         "- per element: out[i] = __float2half(fmaxf(__half2float(u[i]), 0.0f) * 2.0f);"
 
 
+def test_comments_before_the_return_are_passed_over() -> None:
+    description = ("Compute what the Model's forward gives for the inputs u (float32, shape n), "
+                   "into out (float32, shape n). The Model (problem.py): class Model(nn.Module):"
+                   " def forward(self, u): \"\"\"Doubles.\"\"\" # in place would be faster "
+                   "# but u is an input return torch.relu(u) * 2")
+    assert per_element.hints(description)[-1] == "- per element: out[i] = fmaxf(u[i], 0.0f) * 2.0f;"
+
+
 def _has_no_line(inputs: str, out_shape: str, forward: str) -> bool:
     """Whether a Model of this forward, over these inputs, gets no per-element line."""
     description = (f"Compute what the Model's forward gives for the inputs {inputs}, into out "
