@@ -4,6 +4,7 @@ example's own reference on the CPU backend. An adapter is taught to copy these l
 one would teach it a wrong kernel, so each must compute what the reference computes.
 
     python benchmarks/loop_lines_check.py DATA.jsonl[.gz] ... [--limit N] [--json OUT.json]
+                                          [--write OUT.jsonl.gz]
     python benchmarks/loop_lines_check.py TASKS_DIR ...     (imported problems: `kernel-studio
                                                              import kernelbench ... --out DIR`)
 
@@ -127,7 +128,9 @@ def check(example: dict[str, Any], line: str, folder: Path, engine: Engine) -> d
                                                    encoding="utf-8")
     started = time.perf_counter()
     verdict = verify_file(spec_path, VerifyOptions(backend="cpu"), engine)
+    kernel = (folder / data["kernel"]["source"]).read_text(encoding="utf-8")
     return {"entry": example["entry"], "family": example.get("family"), "line": line,
+            "kernel": kernel,
             "passed": verdict.passed, "verdict": str(verdict.status),
             "message": "" if verdict.passed else verdict.describe()[:400],
             "seconds": round(time.perf_counter() - started, 2)}
@@ -141,12 +144,25 @@ def check_all(paths: list[Path], limit: int, rows: list[dict[str, Any]]) -> None
             if line is None:
                 continue
             row = check(example, line, Path(scratch) / str(number), engine)
-            rows.append(row)
+            rows.append({**row, "number": number})
             print(f"{'ok ' if row['passed'] else 'BAD'} {row['family']:<12} "
                   f"{row['entry']:<34} {row['seconds']:>6.2f} s  {row['message'][:90]}",
                   flush=True)
             if limit and len(rows) >= limit:
                 return
+
+
+def write_taught_lines(paths: list[Path], rows: list[dict[str, Any]], target: Path) -> int:
+    """Every example of the data files into `target` (gzip JSON lines), those whose loop line
+    verified with that line's kernel as their answer: an adapter taught on answers in another
+    style writes that style rather than copy the line. How many answers were replaced."""
+    verified = {row["number"]: row["kernel"] for row in rows if row["passed"]}
+    with gzip.open(target, "wt", encoding="utf-8") as out:
+        for number, example in enumerate(examples(paths)):
+            if number in verified:
+                example = {**example, "kernel": verified[number]}
+            out.write(json.dumps(example) + "\n")
+    return len(verified)
 
 
 def main() -> int:
@@ -155,7 +171,11 @@ def main() -> int:
     parser.add_argument("data", nargs="+", type=Path)
     parser.add_argument("--limit", type=int, default=0, help="stop after this many lines")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--write", type=Path, metavar="OUT.jsonl.gz",
+                        help="write the data again, each verified line's kernel as its answer")
     args = parser.parse_args()
+    if args.write and (args.limit or any(p.is_dir() for p in args.data)):
+        parser.error("--write takes whole teach data files (no --limit, no task folders)")
     offline.enforce()
     rows: list[dict[str, Any]] = []
     try:
@@ -175,6 +195,9 @@ def main() -> int:
         print(f"  {row['entry']}: {row['line']}\n    {row['message']}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    if args.write:
+        replaced = write_taught_lines(args.data, rows, args.write)
+        print(f"{args.write}: every example, {replaced} answers now the verified line's kernel")
     return 1 if bad else 0
 
 
