@@ -120,7 +120,7 @@ def test_the_label_names_the_default_adapter_and_its_held_out_score(assisted: An
     window, sessions = assisted
     choice = window.assistant_pane.adapter_choice
     assert choice.choice() == "auto"
-    assert choice.text() == "Adapter: default (automatic) \u2014 held-out pass@1 0.44"
+    assert choice.text() == "Adapter: default (automatic) \u2014 held-out pass@1 0.43"
     assert choice.label.buddy() is choice.box  # Alt+A
     assert sessions == []  # listing adapters loads no model
 
@@ -131,7 +131,7 @@ def test_the_list_has_automatic_none_every_adapter_and_the_tampered_one_disabled
     entries = _entries(window.assistant_pane.adapter_choice)
     assert [(v, t, e) for v, t, e, _tip in entries] == [
         ("auto", "automatic (default)", True), ("none", "none (base model)", True),
-        ("default", "default (held-out pass@1 0.44)", True),
+        ("default", "default (held-out pass@1 0.43)", True),
         ("short", "short (held-out pass@1 not measured)", True),
         ("tampered", "tampered", False)]
     tip = entries[-1][3]
