@@ -106,7 +106,9 @@ def test_after_a_cancel_the_next_run_restarts_the_process(
     window.runner.timeout = 300.0
     assert window.verify()
     qtbot.waitUntil(lambda: len(processes_tagged(tagged)) >= 2, timeout=30000)
-    assert window.status.worker_label.text() == "worker: verifying\u2026"
+    # The processes exist before the worker's "busy" reaches the window (a loaded machine).
+    qtbot.waitUntil(lambda: window.status.worker_label.text() == "worker: verifying\u2026",
+                    timeout=30000)
     with qtbot.waitSignal(window.runner.failed, timeout=10000):
         window.status.cancel_button.click()
     qtbot.waitUntil(lambda: not processes_tagged(tagged), timeout=10000)
