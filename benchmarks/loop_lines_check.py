@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
 import shutil
 import sys
@@ -124,11 +125,10 @@ def check(example: dict[str, Any], line: str, folder: Path, engine: Engine) -> d
                                                            encoding="utf-8")
     out = next(a for a in data["arg"] if a["kind"] == "out")
     total = " * ".join(str(s) for s in out["shape"]) or "1"
-    (folder / data["kernel"]["source"]).write_text(kernel_of(example, line, total),
-                                                   encoding="utf-8")
+    kernel = kernel_of(example, line, total)
+    (folder / data["kernel"]["source"]).write_text(kernel, encoding="utf-8")
     started = time.perf_counter()
     verdict = verify_file(spec_path, VerifyOptions(backend="cpu"), engine)
-    kernel = (folder / data["kernel"]["source"]).read_text(encoding="utf-8")
     return {"entry": example["entry"], "family": example.get("family"), "line": line,
             "kernel": kernel,
             "passed": verdict.passed, "verdict": str(verdict.status),
@@ -157,11 +157,17 @@ def write_taught_lines(paths: list[Path], rows: list[dict[str, Any]], target: Pa
     verified with that line's kernel as their answer: an adapter taught on answers in another
     style writes that style rather than copy the line. How many answers were replaced."""
     verified = {row["number"]: row["kernel"] for row in rows if row["passed"]}
-    with gzip.open(target, "wt", encoding="utf-8") as out:
-        for number, example in enumerate(examples(paths)):
-            if number in verified:
-                example = {**example, "kernel": verified[number]}
-            out.write(json.dumps(example) + "\n")
+    # Written beside the target, then moved into place: a full disk leaves no half file.
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        with gzip.open(partial, "wt", encoding="utf-8") as out:
+            for number, example in enumerate(examples(paths)):
+                if number in verified:
+                    example = {**example, "kernel": verified[number]}
+                out.write(json.dumps(example) + "\n")
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
     return len(verified)
 
 
@@ -176,6 +182,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.write and (args.limit or any(p.is_dir() for p in args.data)):
         parser.error("--write takes whole teach data files (no --limit, no task folders)")
+    if args.write and args.write.resolve() in {p.resolve() for p in args.data}:
+        parser.error("--write names one of the data files it reads: write to a new file")
     offline.enforce()
     rows: list[dict[str, Any]] = []
     try:
@@ -196,7 +204,12 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     if args.write:
-        replaced = write_taught_lines(args.data, rows, args.write)
+        try:
+            replaced = write_taught_lines(args.data, rows, args.write)
+        except OSError as error:
+            print(f"error: {args.write} could not be written ({error}); the data files are "
+                  "unchanged: free space or choose another folder", file=sys.stderr)
+            return 2
         print(f"{args.write}: every example, {replaced} answers now the verified line's kernel")
     return 1 if bad else 0
 
